@@ -1,0 +1,10 @@
+"""Helper package of the gpgpu-lessons notebooks: runtime choice, timing, plots and the kernels.
+
+Importing it chooses a real GPU or Numba's CUDA simulator (before Numba is imported) and prints
+one line that says which, and why.
+"""
+from . import runtime
+
+print(runtime.mode_line())
+
+__version__ = "0.1.0"

@@ -1,0 +1,95 @@
+"""Recorded results of real GPU runs, shipped with the package (one JSON file per GPU).
+
+File format (``gpgpu_lessons/recorded/<gpu-name-slug>.json``)::
+
+    {
+      "format": 1,
+      "gpu": "NVIDIA H200",               # device name as the driver reports it
+      "date": "2026-11-22",               # day of the run that wrote the file
+      "device": {...},                    # runtime.DeviceInfo.as_dict()
+      "software": {"numba": "...", "numba-cuda": "...", "numpy": "..."},
+      "experiments": {
+        "00_timing/copy_vs_size": {...}   # key "lesson/experiment" -> the data a plot drew
+      }
+    }
+
+The experiment data is what ``plotting`` draws: ``{"kind": "variants", "timings": [...],
+"ceiling": ...}`` or ``{"kind": "sweep", "x": [...], "xlabel": ..., "series": {...}, ...}``,
+with every timing stored as ``timing.Timing.as_dict()``.
+
+Recording is off unless the environment variable GPGPU_LESSONS_RECORD names a folder and the
+lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_lessons.gpurun``).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from . import runtime
+
+FORMAT = 1
+RECORDED_DIR = Path(__file__).with_name("recorded")
+RECORD_ENV = "GPGPU_LESSONS_RECORD"
+_KEY = re.compile(r"^[0-9]{2}_[a-z0-9_]+/[a-z0-9_]+$")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One experiment as recorded on one GPU."""
+
+    gpu: str
+    date: str
+    data: dict
+
+    @property
+    def label(self) -> str:
+        return f"recorded on {self.gpu}, {self.date}"
+
+
+def check_key(key: str) -> str:
+    """Validate an experiment key such as '01_coalescing/stride_sweep'."""
+    if not isinstance(key, str) or not _KEY.match(key):
+        raise ValueError(f"experiment key must look like '01_coalescing/stride_sweep' "
+                         f"(lesson folder, slash, experiment name in lower case), got {key!r}")
+    return key
+
+
+def slug(gpu_name: str) -> str:
+    """File-name form of a GPU name: 'NVIDIA H200' -> 'nvidia-h200'."""
+    return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
+
+
+def record(key: str, data: dict) -> Path | None:
+    """Add one experiment to this GPU's results file, if recording is on; return the file."""
+    check_key(key)
+    folder = os.environ.get(RECORD_ENV)
+    if not folder or runtime.MODE != runtime.GPU:
+        return None
+    info = runtime.device_info()
+    path = Path(folder) / f"{slug(info.name)}.json"
+    content = json.loads(path.read_text()) if path.exists() else {
+        "format": FORMAT, "gpu": info.name, "device": info.as_dict(), "experiments": {}}
+    content["date"] = datetime.date.today().isoformat()
+    content["software"] = {name: metadata.version(name) for name in ("numba", "numba-cuda", "numpy")}
+    content["experiments"][key] = data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content, indent=1) + "\n")
+    return path
+
+
+def recorded(key: str, folder: Path = RECORDED_DIR) -> list[Recorded]:
+    """Every shipped GPU result for this experiment, one per GPU file, sorted by GPU name."""
+    check_key(key)
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        content = json.loads(path.read_text())
+        if content.get("format") != FORMAT:
+            raise ValueError(f"{path} has format {content.get('format')!r}; this package reads format {FORMAT}")
+        if key in content["experiments"]:
+            found.append(Recorded(content["gpu"], content["date"], content["experiments"][key]))
+    return found

@@ -1,0 +1,177 @@
+"""Choose a real GPU or Numba's CUDA simulator before Numba is imported; describe the device.
+
+Import this module (``import gpgpu_lessons`` does) before anything imports ``numba``: the
+simulator can only be switched on through ``NUMBA_ENABLE_CUDASIM`` before that import.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import asdict, dataclass
+
+GPU = "gpu"
+SIMULATOR = "simulator"
+
+
+class GPUUnavailableError(RuntimeError):
+    """A real GPU was asked for (NUMBA_ENABLE_CUDASIM=0) but none can be used."""
+
+
+def _driver_library_name() -> str:
+    """The file name of the CUDA driver library on this platform."""
+    return "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
+
+
+def probe_cuda_driver() -> tuple[bool, str]:
+    """Ask the CUDA driver, through ctypes, whether a GPU can be used; return (ok, reason)."""
+    name = _driver_library_name()
+    try:
+        driver = ctypes.CDLL(name)
+    except OSError:
+        return False, f"no CUDA driver ({name} not found)"
+    status = driver.cuInit(0)
+    if status != 0:
+        return False, f"the CUDA driver did not start (cuInit returned error {status})"
+    count = ctypes.c_int(0)
+    status = driver.cuDeviceGetCount(ctypes.byref(count))
+    if status != 0 or count.value == 0:
+        return False, "the CUDA driver found no GPU"
+    plural = "s" if count.value > 1 else ""
+    return True, f"the CUDA driver found {count.value} GPU{plural}"
+
+
+def _choose_mode() -> tuple[str, str]:
+    """Decide GPU or simulator once, from the environment and a driver probe."""
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        mode = SIMULATOR if config.ENABLE_CUDASIM else GPU
+        return mode, "numba was imported before gpgpu_lessons and fixed the choice"
+    requested = os.environ.get("NUMBA_ENABLE_CUDASIM", "").strip()
+    if requested not in ("", "0", "1"):
+        raise ValueError(
+            f"NUMBA_ENABLE_CUDASIM={requested!r} is not understood: set it to 1 (simulator), "
+            "0 (real GPU), or unset it to let gpgpu_lessons choose."
+        )
+    if requested == "1":
+        return SIMULATOR, "NUMBA_ENABLE_CUDASIM=1 is set"
+    found, reason = probe_cuda_driver()
+    if requested == "0":
+        if not found:
+            raise GPUUnavailableError(
+                f"NUMBA_ENABLE_CUDASIM=0 asks for a real GPU, but {reason}. Install the NVIDIA "
+                "driver and numba-cuda's CUDA libraries (README: 'Running on an NVIDIA GPU'), "
+                "or unset NUMBA_ENABLE_CUDASIM to run on Numba's CUDA simulator."
+            )
+        return GPU, reason + " (NUMBA_ENABLE_CUDASIM=0 is set)"
+    if not found:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        return SIMULATOR, reason
+    return GPU, reason
+
+
+# Lessons launch 1-thread and 1-block kernels on purpose; Numba's warning would clutter slides.
+os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+MODE, REASON = _choose_mode()
+
+
+def is_simulator() -> bool:
+    """True when kernels run on Numba's CUDA simulator (read from numba.config, the source of truth)."""
+    from numba import config
+
+    return bool(config.ENABLE_CUDASIM)
+
+
+def mode_line() -> str:
+    """One line that says which mode is active and why."""
+    if MODE == GPU:
+        return f"gpgpu_lessons: running on the GPU ({device_info().name}): {REASON}."
+    return (
+        f"gpgpu_lessons: running on Numba's CUDA simulator: {REASON}. "
+        "Sizes are tiny and times are host times of a Python emulation, not GPU performance."
+    )
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a lesson needs to know about the device it runs on."""
+
+    name: str
+    simulator: bool
+    compute_capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    memory_bytes: int | None = None
+    l2_bytes: int | None = None
+    memory_clock_khz: int | None = None
+    bus_width_bits: int | None = None
+
+    @property
+    def theoretical_bandwidth_gbs(self) -> float | None:
+        """Peak DRAM bandwidth in GB/s: 2 transfers per clock (DDR) x bus width."""
+        if not self.memory_clock_khz or not self.bus_width_bits:
+            return None
+        return 2 * self.memory_clock_khz * 1e3 * self.bus_width_bits / 8 / 1e9
+
+    def as_dict(self) -> dict:
+        """A JSON-ready dictionary, the derived bandwidth included."""
+        return {**asdict(self), "theoretical_bandwidth_gbs": self.theoretical_bandwidth_gbs}
+
+    def __str__(self) -> str:
+        if self.simulator:
+            return f"{self.name}: kernels run as Python threads on the CPU"
+        cc = ".".join(map(str, self.compute_capability))
+        lines = [
+            f"{self.name} (compute capability {cc})",
+            f"  streaming multiprocessors: {self.sm_count}",
+            f"  memory: {self.memory_bytes / 2**30:.1f} GiB",
+            f"  L2 cache: {self.l2_bytes / 2**20:.0f} MiB",
+        ]
+        if self.theoretical_bandwidth_gbs:
+            lines.append(f"  theoretical memory bandwidth: {self.theoretical_bandwidth_gbs:.0f} GB/s")
+        return "\n".join(lines)
+
+
+_device_info: DeviceInfo | None = None
+
+
+def device_info() -> DeviceInfo:
+    """Describe the current device (or the simulator, clearly labelled as such)."""
+    global _device_info
+    if _device_info is None:
+        _device_info = _read_device_info()
+    return _device_info
+
+
+def _read_device_info() -> DeviceInfo:
+    """Read the device attributes through Numba."""
+    if MODE == SIMULATOR:
+        return DeviceInfo(name="Numba CUDA simulator (no GPU)", simulator=True)
+    from numba import cuda
+
+    device = cuda.get_current_device()
+    name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+    _, total = cuda.current_context().get_memory_info()
+    return DeviceInfo(
+        name=name,
+        simulator=False,
+        compute_capability=tuple(device.compute_capability),
+        sm_count=device.MULTIPROCESSOR_COUNT,
+        memory_bytes=int(total),
+        l2_bytes=device.L2_CACHE_SIZE,
+        memory_clock_khz=device.MEMORY_CLOCK_RATE,
+        bus_width_bits=device.GLOBAL_MEMORY_BUS_WIDTH,
+    )
+
+
+def pick(*, gpu, simulator):
+    """Return the value for the active mode: a problem size, a repeat count, a list of sizes."""
+    return simulator if MODE == SIMULATOR else gpu
+
+
+# Sizes shared by several lessons. On a GPU they are well above the 50-60 MB L2 of an
+# H100/H200 so that memory (HBM), not the cache, is measured; in the simulator they are tiny.
+PRESETS = {
+    "vector_elements": pick(gpu=2**28, simulator=2**12),
+    "image_side": pick(gpu=8192, simulator=40),
+    "repeat": pick(gpu=10, simulator=2),
+}
