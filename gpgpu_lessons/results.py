@@ -15,7 +15,8 @@ File format (``gpgpu_lessons/recorded/<gpu-name-slug>.json``)::
 
 The experiment data is what ``plotting`` draws: ``{"kind": "variants", "timings": [...],
 "ceiling": ...}`` or ``{"kind": "sweep", "x": [...], "xlabel": ..., "series": {...}, ...}``,
-with every timing stored as ``timing.Timing.as_dict()``.
+with every timing stored as ``timing.Timing.as_dict()``; or any other measured table,
+``{"kind": "table", "columns": [...], "rows": [[...], ...]}`` (profiler counters, for instance).
 
 Recording is off unless the environment variable GPGPU_LESSONS_RECORD names a folder and the
 lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_lessons.gpurun``).
@@ -67,6 +68,8 @@ def slug(gpu_name: str) -> str:
 def record(key: str, data: dict) -> Path | None:
     """Add one experiment to this GPU's results file, if recording is on; return the file."""
     check_key(key)
+    if data.get("kind") not in KINDS:
+        raise ValueError(f"experiment data needs 'kind' set to one of {KINDS}, got {data.get('kind')!r}")
     folder = os.environ.get(RECORD_ENV)
     if not folder or runtime.MODE != runtime.GPU:
         return None
@@ -82,14 +85,25 @@ def record(key: str, data: dict) -> Path | None:
     return path
 
 
-def recorded(key: str, folder: Path = RECORDED_DIR) -> list[Recorded]:
-    """Every shipped GPU result for this experiment, one per GPU file, sorted by GPU name."""
+KINDS = ("variants", "sweep", "table")
+
+
+def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
+    """Every GPU result for this experiment, one per GPU file, sorted by file name.
+
+    Without `folder`, a run that is recording (GPGPU_LESSONS_RECORD) is read first, so a lesson
+    can show what this very run measured, then the results shipped with the package.
+    """
     check_key(key)
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        content = json.loads(path.read_text())
-        if content.get("format") != FORMAT:
-            raise ValueError(f"{path} has format {content.get('format')!r}; this package reads format {FORMAT}")
-        if key in content["experiments"]:
-            found.append(Recorded(content["gpu"], content["date"], content["experiments"][key]))
+    folders = [Path(folder)] if folder is not None else [
+        Path(p) for p in (os.environ.get(RECORD_ENV), RECORDED_DIR) if p]
+    found, seen = [], set()
+    for directory in folders:
+        for path in sorted(directory.glob("*.json")):
+            content = json.loads(path.read_text())
+            if content.get("format") != FORMAT:
+                raise ValueError(f"{path} has format {content.get('format')!r}; this package reads format {FORMAT}")
+            if key in content["experiments"] and content["gpu"] not in seen:
+                seen.add(content["gpu"])
+                found.append(Recorded(content["gpu"], content["date"], content["experiments"][key]))
     return found

@@ -40,6 +40,11 @@ def test_wrong_format_is_refused(tmp_path):
         results.recorded("00_timing/demo", folder=tmp_path)
 
 
+def test_record_needs_a_known_kind():
+    with pytest.raises(ValueError, match="needs 'kind'"):
+        results.record("00_timing/demo", {"timings": []})
+
+
 def test_record_is_off_without_gpu_or_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(results.RECORD_ENV, str(tmp_path))
     written = results.record("00_timing/demo", {"kind": "variants"})
@@ -56,7 +61,7 @@ def test_shipped_results_are_well_formed():
         assert content["format"] == results.FORMAT and path.stem == results.slug(content["gpu"])
         for key, data in content["experiments"].items():
             results.check_key(key)
-            assert data["kind"] in ("variants", "sweep")
+            assert data["kind"] in results.KINDS
 
 
 def test_variants_figure_names_device_and_ceiling():
