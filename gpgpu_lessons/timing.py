@@ -14,6 +14,7 @@ EVENTS = "CUDA events"
 HOST_SYNC = "host clock + synchronize"
 HOST_NO_SYNC = "host clock, no synchronize (wrong)"
 SIMULATED = "host clock (simulator)"
+CPU = "host clock (CPU)"
 METHODS = (EVENTS, HOST_SYNC, HOST_NO_SYNC)
 
 # Time enough back-to-back launches per sample that Python's launch overhead (~10-50 us)
@@ -113,6 +114,24 @@ def benchmark(launch, *, name: str = "kernel", bytes_moved: int | None = None,
               HOST_NO_SYNC: _time_host_no_sync}[method]
     samples = [sample(launch, batch) / batch for _ in range(repeat)]
     return Timing(name, samples, bytes_moved, method, {"batch": batch})
+
+
+def benchmark_cpu(run, *, name: str = "NumPy on the CPU", bytes_moved: int | None = None,
+                  repeat: int | None = None, warmup: int = 1) -> Timing:
+    """Time CPU code (NumPy, say) on the host clock, for the CPU-vs-GPU tables of the seeds."""
+    if not callable(run):
+        raise TypeError(f"run must be a callable, got {type(run).__name__}; wrap it: benchmark_cpu(lambda: np.flip(a))")
+    repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
+    if repeat < 1 or warmup < 0:
+        raise ValueError(f"need repeat >= 1 and warmup >= 0; got repeat={repeat}, warmup={warmup}")
+    for _ in range(warmup):
+        run()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return Timing(name, samples, bytes_moved, CPU)
 
 
 def _auto_batch(launch) -> int:

@@ -76,3 +76,13 @@ def test_bad_arguments_are_named(kwargs, message):
 def test_launch_must_be_callable():
     with pytest.raises(TypeError, match="wrap the launch in a lambda"):
         timing.benchmark(42)
+
+
+def test_cpu_benchmark_is_labelled_cpu(rng):
+    a = rng.random(1000)
+    result = timing.benchmark_cpu(lambda: np.flip(a).copy(), name="flip", bytes_moved=2 * a.nbytes, repeat=3)
+    assert result.clock == timing.CPU and len(result.samples_ms) == 3 and result.gbs > 0
+    with pytest.raises(TypeError, match="must be a callable"):
+        timing.benchmark_cpu(None)
+    with pytest.raises(ValueError, match="repeat >= 1"):
+        timing.benchmark_cpu(lambda: None, repeat=0)
