@@ -84,14 +84,16 @@ def variants(timings, *, title: str, ceiling: Timing | None = None, record_as: s
 
 
 def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Timing | None,
-                xlabel: str, logx: bool) -> None:
-    """One line per series; the copy ceiling as a dashed line when plotting bandwidth."""
+                xlabel: str, logx: bool, marks: dict[str, float]) -> None:
+    """One line per series; the copy ceiling as a dashed line when plotting bandwidth; marks as verticals."""
     for name, timings in series.items():
         values = [t.gbs if metric == "gbs" else t.median_ms for t in timings]
         ax.plot(x[:len(values)], values, marker="o", markersize=3, label=name)
     if metric == "gbs" and ceiling is not None:
         ax.axhline(ceiling.gbs, color="black", linestyle="--", linewidth=1,
                    label=f"device copy {ceiling.gbs:,.0f} GB/s")
+    for label, position in marks.items():
+        ax.axvline(position, color="grey", linestyle=":", linewidth=1.2, label=label)
     if logx:
         ax.set_xscale("log", base=2)
     if metric == "ms":
@@ -103,8 +105,13 @@ def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Ti
 
 
 def sweep(x, series: dict, *, xlabel: str, title: str, metric: str = "gbs",
-          ceiling: Timing | None = None, logx: bool = True, record_as: str | None = None):
-    """Line plot of one or more series over a swept parameter (size, stride, block shape...)."""
+          ceiling: Timing | None = None, logx: bool = True, marks: dict[str, float] | None = None,
+          record_as: str | None = None):
+    """Line plot of one or more series over a swept parameter (size, stride, block shape...).
+
+    marks: vertical reference lines, {label: x position}, e.g. {"L2 cache": 60}.
+    """
+    marks = dict(marks or {})
     if metric not in ("gbs", "ms"):
         raise ValueError(f"metric must be 'gbs' (bandwidth) or 'ms' (time), got {metric!r}")
     x = list(x)
@@ -115,17 +122,17 @@ def sweep(x, series: dict, *, xlabel: str, title: str, metric: str = "gbs",
         raise ValueError("metric='gbs' needs bytes_moved on every Timing; use metric='ms' otherwise")
     data = {"kind": "sweep", "x": x, "xlabel": xlabel, "metric": metric, "logx": logx,
             "series": {name: [t.as_dict() for t in ts] for name, ts in series.items()},
-            "ceiling": ceiling.as_dict() if ceiling else None}
+            "ceiling": ceiling.as_dict() if ceiling else None, "marks": marks}
     shipped = _recorded_for(record_as, data)
     fig, axes = plt.subplots(1, 2 if shipped else 1, figsize=(11 if shipped else 7, 4),
                              squeeze=False, layout="constrained")
-    _draw_sweep(axes[0][0], x, series, metric, ceiling, xlabel, logx)
+    _draw_sweep(axes[0][0], x, series, metric, ceiling, xlabel, logx, marks)
     axes[0][0].set_title(_device_title(title), loc="left", fontsize=10)
     if shipped:
         stored = shipped.data
         _draw_sweep(axes[0][1], stored["x"], {n: _as_timings(ts) for n, ts in stored["series"].items()},
                     stored["metric"], Timing.from_dict(stored["ceiling"]) if stored.get("ceiling") else None,
-                    stored["xlabel"], stored["logx"])
+                    stored["xlabel"], stored["logx"], stored.get("marks", {}))
         axes[0][1].set_title(f"{title}\n{shipped.label}", loc="left", fontsize=10)
     plt.close(fig)
     return fig

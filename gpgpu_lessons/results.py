@@ -32,6 +32,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import runtime
+from .timing import Timing
 
 FORMAT = 1
 RECORDED_DIR = Path(__file__).with_name("recorded")
@@ -107,3 +108,22 @@ def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
                 seen.add(content["gpu"])
                 found.append(Recorded(content["gpu"], content["date"], content["experiments"][key]))
     return found
+
+
+def gpu_timings(key: str, live):
+    """(label, timings) for a table of GPU numbers: this run's on a GPU, the shipped ones in the simulator.
+
+    `live` is what the lesson just measured (a list of Timing, or {series name: [Timing]}); in the
+    simulator the first shipped GPU result for `key` comes back in the same shape, or (None, None).
+    """
+    if runtime.MODE == runtime.GPU:
+        return runtime.device_info().name, live
+    shipped = recorded(key)
+    if not shipped:
+        return None, None
+    data = shipped[0].data
+    if data["kind"] == "variants":
+        return shipped[0].label, [Timing.from_dict(t) for t in data["timings"]]
+    if data["kind"] == "sweep":
+        return shipped[0].label, {name: [Timing.from_dict(t) for t in ts] for name, ts in data["series"].items()}
+    raise ValueError(f"{key} holds a {data['kind']!r}, not timings")

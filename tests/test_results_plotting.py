@@ -91,3 +91,17 @@ def test_sweep_figure_and_bad_input():
         plotting.sweep(x, {}, xlabel="x", title="t")
     with pytest.raises(ValueError, match="at least one Timing"):
         plotting.variants([], title="t")
+
+
+def test_sweep_marks_are_drawn():
+    fig = plotting.sweep([1, 2], {"a": [fake("c", 1), fake("c", 2)]}, xlabel="x", title="t", marks={"L2": 1.5})
+    assert "L2" in [line.get_label() for line in fig.axes[0].get_lines()]
+
+
+def test_gpu_timings_in_this_mode(tmp_path, monkeypatch):
+    live = [fake("a", 1.0)]
+    label, timings = results.gpu_timings("00_timing/nothing_recorded", live)
+    if runtime.MODE == runtime.GPU:
+        assert label == runtime.device_info().name and timings is live
+    else:
+        assert (label, timings) == (None, None)

@@ -1,0 +1,56 @@
+"""Lesson 00, timing GPU code: kernels whose cost we control, to show what a clock really measures."""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from .. import arrays
+
+THREADS = 256
+
+
+@cuda.jit
+def empty():
+    """Does nothing: all that is left to time is the launch itself."""
+
+
+@cuda.jit
+def busy(out, iterations):
+    """Each thread runs `iterations` dependent multiply-adds: a kernel whose duration we choose."""
+    i = cuda.grid(1)
+    if i < out.size:
+        x = out[i]
+        for _ in range(iterations):
+            x = x * 0.999 + 0.001
+        out[i] = x
+
+
+def busy_wait(out, iterations: int):
+    """Launch `busy` over a float32 device array; returns at once, before the GPU has finished."""
+    if not arrays.is_device_array(out) or out.dtype != np.float32 or out.ndim != 1:
+        raise TypeError("out must be a 1-D float32 device array, e.g. cuda.device_array(n, np.float32)")
+    if iterations < 0:
+        raise ValueError(f"iterations must be >= 0, got {iterations}")
+    busy[arrays.blocks_for(out.size, THREADS), THREADS](out, iterations)
+    return out
+
+
+def launch_empty(blocks: int = 1, threads: int = 1) -> None:
+    """Launch the empty kernel: the cost of a launch and nothing else."""
+    arrays.check_threads(threads)
+    if blocks < 1:
+        raise ValueError(f"blocks must be >= 1, got {blocks}")
+    empty[blocks, threads]()
+
+
+def fresh_scale_kernel():
+    """A new, never-compiled kernel each call, so its first launch always includes JIT compilation."""
+
+    @cuda.jit
+    def scale(x, factor):
+        """Multiply x by factor in place."""
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= factor
+
+    return scale
