@@ -79,7 +79,8 @@ def _step(name: str, command: list[str], env: dict, log: Path, summary: list, ti
 def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeout: int) -> int:
     """On the GPU machine: tests, profiler counters, every notebook; pack everything into one archive."""
     env = _install(wheel_dir)
-    work = out / "work"
+    work = Path("/tmp/gpgpu-lessons-run")
+    shutil.rmtree(work, ignore_errors=True)
     (work / "notebooks").mkdir(parents=True, exist_ok=True)
     (work / "recorded").mkdir(exist_ok=True)
     env["GPGPU_LESSONS_RECORD"] = str(work / "recorded")
@@ -99,11 +100,14 @@ def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeo
                                             str(work / "notebooks" / notebook.name)],
               env, work / f"{notebook.stem}.log", summary, timeout)
     (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    out.mkdir(parents=True, exist_ok=True)
     with tarfile.open(out / ARCHIVE, "w:gz") as archive:
         archive.add(work, arcname="gpu-run")
+    out.mkdir(parents=True, exist_ok=True)
     shutil.copy(work / "summary.json", out / "summary.json")
-    for log in work.glob("*.log"):  # the logs also come back loose, for a quick look
-        shutil.copy(log, out / log.name)
+    with (out / "run.log").open("w") as combined:  # all logs in one file, for a quick look
+        for log in sorted(work.glob("*.log")):
+            combined.write(f"===== {log.name}\n{log.read_text()}\n")
     print(f"packed {out / ARCHIVE}")
     return 0 if all(step["status"] == 0 for step in summary) else 1
 

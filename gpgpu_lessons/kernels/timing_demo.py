@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .. import arrays
+from .. import arrays, runtime
 
 THREADS = 256
 
@@ -23,6 +23,29 @@ def busy(out, iterations):
         for _ in range(iterations):
             x = x * 0.999 + 0.001
         out[i] = x
+
+
+@cuda.jit
+def copy_passes(src, dst, passes):
+    """Copy src to dst `passes` times in one launch (grid-stride loop): the launch cost is paid once."""
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for _ in range(passes):
+        for i in range(start, src.size, stride):
+            dst[i] = src[i]
+
+
+def copy_repeated(src, dst, passes: int):
+    """Launch copy_passes on two same-shaped 1-D device arrays, with a grid that just fills the GPU."""
+    for name, a in (("src", src), ("dst", dst)):
+        if not arrays.is_device_array(a) or a.ndim != 1:
+            raise TypeError(f"{name} must be a 1-D device array")
+    if src.shape != dst.shape or src.dtype != dst.dtype:
+        raise ValueError(f"src and dst must match, got {src.shape} {src.dtype} and {dst.shape} {dst.dtype}")
+    if passes < 1:
+        raise ValueError(f"passes must be >= 1, got {passes}")
+    info = runtime.device_info()
+    blocks = min(arrays.blocks_for(src.size, THREADS), 1 if info.simulator else 8 * info.sm_count)
+    copy_passes[blocks, THREADS](src, dst, passes)
 
 
 def busy_wait(out, iterations: int):
