@@ -23,8 +23,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[lab,test]"
 	touch $@
 
+# Containers often run as root, which JupyterLab refuses unless told.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ip=$(HOST) --notebook-dir=notebooks
+	$(BIN)/jupyter lab --ip=$(HOST) --notebook-dir=notebooks $(ROOT_FLAG)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

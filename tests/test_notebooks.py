@@ -1,0 +1,54 @@
+"""Conventions every lesson notebook keeps (nbval itself runs the notebooks)."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+def cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def test_there_are_lessons():
+    assert NOTEBOOKS, "no notebooks found"
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(len(NOTEBOOKS))], \
+        "notebooks are numbered 00, 01, ... in teaching order"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_kernels_live_in_the_package(path):
+    for cell in cells(path):
+        if cell["cell_type"] == "code" and "exercise" not in tags(cell):
+            assert "@cuda.jit" not in source(cell), f"{path.name}: a @cuda.jit outside an exercise cell"
+            assert not re.search(r"cuda\.jit\(", source(cell)), f"{path.name}: cuda.jit outside an exercise cell"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_first_code_cell_chooses_the_mode(path):
+    first = next(c for c in cells(path) if c["cell_type"] == "code")
+    assert source(first).startswith("import gpgpu_lessons"), f"{path.name}: start with 'import gpgpu_lessons'"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_correctness_is_checked_in_both_modes(path):
+    checked = [c for c in cells(path) if "nbval-check-output" in tags(c)]
+    assert checked, f"{path.name}: no cell tagged nbval-check-output"
+    for cell in checked:
+        assert "matches NumPy" in json.dumps(cell.get("outputs", [])) or not cell.get("outputs"), \
+            f"{path.name}: a checked cell should print mode-independent check lines"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_has_an_exercise(path):
+    assert any("exercise" in tags(c) for c in cells(path)), f"{path.name}: no cell tagged exercise"
