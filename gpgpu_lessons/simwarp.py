@@ -33,8 +33,9 @@ Semantics follow PTX (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.s
   so nothing can ever move) are detected exactly, at once, and raise `WarpDeadlockError` naming the
   mask and the lanes; `TIMEOUT_S` is a backstop for lanes that never arrive for other reasons.
 
-`popc`, `ffs`, `clz` and `brev` are replaced too, so that they read negative int32 results (a
-ballot with lane 31 set) as 32-bit two's complement, as the GPU does.
+`popc`, `ffs`, `clz` and `brev` are replaced too, so that they use the width of the GPU type: a
+negative int32 (a ballot with lane 31 set) counts as 32-bit two's complement, NumPy integers by their
+dtype, plain Python ints as int64 (Numba's type for them on a GPU; the stock simulator used 32 bits).
 """
 from __future__ import annotations
 
@@ -503,8 +504,7 @@ def _width(value) -> int:
         return value.bits
     if isinstance(value, np.integer):
         return value.dtype.itemsize * 8
-    value = int(value)
-    return 32 if 0 <= value < 1 << 32 else 64
+    return 64  # a plain Python int is an int64 on the GPU
 
 
 def _unsigned(value) -> tuple[int, int]:
