@@ -26,7 +26,9 @@ Semantics follow PTX (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.s
   undefined on a GPU; here it returns a poison value (NaN, or 0xDEADBEEF... for integers) so that
   it shows in the results, or raises `WarpUndefinedError` when ``UNDEFINED = "raise"``.
 * ``ballot_sync`` returns an int32 (lane 31 is the sign bit, as on the GPU), ``match_*_sync`` too;
-  ``activemask``/``lanemask_lt`` a uint32. ``activemask`` returns the lanes of the warp that are
+  ``activemask``/``lanemask_lt`` a uint32. They are Python ints (so ``ballot & (1 << 31)`` works as
+  Numba's int64 arithmetic does); store them in int32/int64 arrays (uint32 for activemask): NumPy
+  refuses a negative ballot in a uint32 array, where a GPU would wrap it. ``activemask`` returns the lanes of the warp that are
   at the same call (same source position) once every other live lane of the warp is either there,
   waiting in another warp call or ``syncthreads``, or has exited: the converged set a GPU reports.
 * Deadlocks (a lane waits for a lane that is blocked in ``syncthreads`` or in a different warp call,
@@ -143,8 +145,9 @@ class _Warp:
                         self._complete(g)
                     again = True
                 else:
-                    for g in list(self.open.values()):
-                        self._fail(g, self._deadlock_message(g))
+                    messages = [(g, self._deadlock_message(g)) for g in self.open.values()]
+                    for g, message in messages:
+                        self._fail(g, message)
 
     def _quiescent(self) -> bool:
         """Every live lane waits (in a warp call or syncthreads): nothing can arrive any more."""
