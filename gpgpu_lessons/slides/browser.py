@@ -141,6 +141,16 @@ class Chromium:
         png = base64.b64decode(self.send("Page.captureScreenshot", session=self.session, format="png")["data"])
         return {**self.evaluate(INSPECT), "screenshot": png, **self._log()}
 
+    def screenshot(self, slide: int) -> bytes:
+        """A PNG of the open deck's slide number `slide` (1-based, in reading order), fragments shown."""
+        self.evaluate(f"""(async () => {{
+          Reveal.configure({{transition: 'none', backgroundTransition: 'none'}});
+          const at = Reveal.getIndices(Reveal.getSlides()[{slide - 1}]);
+          Reveal.slide(at.h, at.v, Infinity);
+          await new Promise(r => setTimeout(r, 400));  // fragments fade in
+        }})()""")
+        return base64.b64decode(self.send("Page.captureScreenshot", session=self.session, format="png")["data"])
+
     def speaker_view(self, has_notes: bool = True) -> str:
         """Press S in the open deck, as a presenter would; return the text of reveal's speaker view
         once it shows its notes panel, with the current slide's notes in it if `has_notes`."""
