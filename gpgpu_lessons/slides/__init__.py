@@ -167,7 +167,8 @@ def fetch_assets(out: Path, cache: Path) -> Path:
                            check=True, stdout=subprocess.DEVNULL)
         digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
         if digest != integrity:
-            raise RuntimeError(f"{tarball} is not {name}@{version} (sha512 differs): delete it and build again")
+            tarball.unlink()
+            raise RuntimeError(f"{tarball} was not {name}@{version} (its sha512 differs): removed, build again")
         target = assets / name
         shutil.rmtree(target, ignore_errors=True)
         with tarfile.open(tarball) as archive:
