@@ -82,14 +82,18 @@ class Chromium:
             os.close(child_read)
             os.close(child_write)
         self._buffer, self._next_id, self.events = b"", 0, []
-        target = self.send("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]  # the page
-        for method in ("Page.enable", "Network.enable", "Runtime.enable"):
-            self.send(method, session=self.session)
-        self.send("Network.emulateNetworkConditions", session=self.session, offline=True, latency=0,
-                  downloadThroughput=-1, uploadThroughput=-1)
-        self.send("Emulation.setDeviceMetricsOverride", session=self.session, width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
+        try:
+            target = self.send("Target.createTarget", url="about:blank")["targetId"]
+            self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            for method in ("Page.enable", "Network.enable", "Runtime.enable"):
+                self.send(method, session=self.session)
+            self.send("Network.emulateNetworkConditions", session=self.session, offline=True, latency=0,
+                      downloadThroughput=-1, uploadThroughput=-1)
+            self.send("Emulation.setDeviceMetricsOverride", session=self.session, width=width, height=height,
+                      deviceScaleFactor=1, mobile=False)
+        except BaseException:
+            self.close()
+            raise
 
     def send(self, method: str, session: str | None = None, **params) -> dict:
         """Send one command (to the browser, or to a page's session) and wait for its reply;
@@ -98,7 +102,10 @@ class Chromium:
         message = {"id": self._next_id, "method": method, "params": params}
         if session:
             message["sessionId"] = session
-        os.write(self._commands, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self._commands, json.dumps(message).encode() + b"\0")
+        except BrokenPipeError:
+            raise RuntimeError(f"Chromium is not running (exit status {self.process.poll()})") from None
         while True:
             reply = self._receive()
             if reply.get("id") == self._next_id:
