@@ -33,11 +33,11 @@ def missing(what: str):
     pytest.skip(f"{what} is not installed")
 
 
-def png_of_a_plot() -> str:
+def png_of_a_plot(size=(7, 3.2)) -> str:
     """A small timing-sweep-like plot, as base64 PNG (a Figure without pyplot: no backend to switch)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 3.2), dpi=72, layout="tight")
+    fig = Figure(figsize=size, dpi=72, layout="tight")
     ax = fig.subplots()
     x = np.arange(1, 11)
     ax.plot(x, 100 * x / (x + 2), marker="o")
@@ -57,7 +57,8 @@ def cell(kind: str, source: str, slide_type: str, png: str | None = None):
 
 def sample_notebook():
     """A small lesson with every convention: title slide with goals, fragments, notes, a subslide,
-    a skipped cell, math, a code cell with printed output and one with a matplotlib plot."""
+    a skipped cell, math, a code cell with printed output, a picture file the Markdown shows
+    (sample_picture.png, to be written beside the notebook), and a matplotlib plot."""
     nb = new_notebook(cells=[
         cell("markdown", "# Lesson 07 · Sample deck\n\nYou will learn:\n- what a slide is\n- why notes matter", "slide"),
         cell("markdown", "Speaker notes: greet the room.", "notes"),
@@ -66,6 +67,7 @@ def sample_notebook():
         cell("markdown", "- it is $b/t$, inline", "fragment"),
         cell("markdown", "Say: bytes that must move, not bytes touched.", "notes"),
         cell("code", "print('copy matches NumPy: True')", "subslide"),
+        cell("markdown", "![a picture beside the notebook](sample_picture.png)", "-"),
         cell("markdown", "## A timing plot", "slide"),
         cell("code", "plotting.sweep(sizes, {'copy': timings}, xlabel='n', title='copy')", "-",
              png=png_of_a_plot()),
@@ -126,6 +128,7 @@ def decks(tmp_path_factory):
         missing("npm (to fetch reveal.js and MathJax once)")
     folder = tmp_path_factory.mktemp("slides")
     nbformat.write(sample_notebook(), folder / "07_sample.ipynb")
+    (folder / "sample_picture.png").write_bytes(base64.b64decode(png_of_a_plot(size=(3, 1.5))))
     nbformat.write(overflowing_notebook(), folder / "09_overflow.ipynb")
     return slides.build([*NOTEBOOKS, folder / "07_sample.ipynb", folder / "09_overflow.ipynb"],
                         folder / "out", cache=CACHE)

@@ -206,7 +206,7 @@ def build(notebooks, out: Path, cache: Path | None = None) -> list[Deck]:
     decks = []
     for path in sorted(Path(p) for p in notebooks):
         nb = nbformat.read(path, as_version=4)
-        body, _ = slides.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        body, _ = slides.from_notebook_node(nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)}})
         target = out / f"{path.stem}.html"
         target.write_text(body, encoding="utf-8")
         decks.append(Deck(path, target, lesson_title(nb) or path.stem, expected_slides(nb)))

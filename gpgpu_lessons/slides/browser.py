@@ -186,8 +186,10 @@ class Chromium:
         """The URLs the page asked for, the loads that failed, and uncaught JavaScript errors."""
         def params(method):
             return [e["params"] for e in self.events if e.get("method") == method]
-        return {"requests": [p["request"]["url"][:200] for p in params("Network.requestWillBeSent")],
-                "failed": [p.get("errorText", "") for p in params("Network.loadingFailed")],
+        urls = {p["requestId"]: p["request"]["url"][:200] for p in params("Network.requestWillBeSent")}
+        return {"requests": list(urls.values()),
+                "failed": [f"{urls.get(p['requestId'], '?')}: {p.get('errorText', '')}"
+                           for p in params("Network.loadingFailed")],
                 "errors": [p["exceptionDetails"].get("exception", {}).get("description", p["exceptionDetails"]["text"])
                            for p in params("Runtime.exceptionThrown")]}
 
