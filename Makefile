@@ -35,6 +35,10 @@ test: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=900 notebooks/*.ipynb
 
+# Decks from the notebooks' stored outputs (nothing runs); reveal.js and MathJax come from npm once.
+slides: $(STAMP)
+	$(BIN)/python -m gpgpu_lessons.slides --out build/slides
+
 gpu-wheels: $(STAMP)
 	$(BIN)/python -m gpgpu_lessons.gpurun wheels --dest .whl
 
