@@ -76,38 +76,45 @@ def _step(name: str, command: list[str], env: dict, log: Path, summary: list, ti
     return code
 
 
+def _pack(work: Path, out: Path, summary: list) -> None:
+    """Write the summary, the archive and one combined log into OUT (again after every step)."""
+    (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(out / ARCHIVE, "w:gz") as archive:
+        archive.add(work, arcname="gpu-run")
+    shutil.copy(work / "summary.json", out / "summary.json")
+    with (out / "run.log").open("w") as combined:  # all logs in one file, for a quick look
+        for log in sorted(work.glob("*.log")):
+            combined.write(f"===== {log.name}\n{log.read_text()}\n")
+
+
 def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeout: int) -> int:
-    """On the GPU machine: tests, profiler counters, every notebook; pack everything into one archive."""
+    """On the GPU machine: tests, profiler counters, every notebook; pack everything into one archive.
+
+    The archive is rewritten after each step, so a run cut short still brings back what it did.
+    """
     env = _install(wheel_dir)
     work = Path("/tmp/gpgpu-lessons-run")
     shutil.rmtree(work, ignore_errors=True)
     (work / "notebooks").mkdir(parents=True, exist_ok=True)
     (work / "recorded").mkdir(exist_ok=True)
     env["GPGPU_LESSONS_RECORD"] = str(work / "recorded")
-    summary: list = []
     python = sys.executable
-    _step("device", [python, "-m", "gpgpu_lessons"], env, work / "device.log", summary, 120)
+    steps = [("device", [python, "-m", "gpgpu_lessons"], "device.log")]
     if not skip_tests:
-        _step("tests on the GPU", [python, "-m", "pytest", "tests", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
-                                   "-x" if only else "-q"], env, work / "tests.log", summary, timeout)
+        steps.append(("tests on the GPU", [python, "-m", "pytest", "tests", "-q", "-o", "addopts=",
+                                           "-p", "no:cacheprovider"], "tests.log"))
     if (ROOT / "gpgpu_lessons" / "profiling.py").exists():
-        _step("profiler counters (ncu)", [python, "-m", "gpgpu_lessons.profiling"], env, work / "profiling.log",
-              summary, timeout)
+        steps.append(("profiler counters (ncu)", [python, "-m", "gpgpu_lessons.profiling"], "profiling.log"))
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        if only and not any(notebook.name.startswith(prefix) for prefix in only):
-            continue
-        _step(f"notebook {notebook.name}", [python, "-m", "gpgpu_lessons.gpurun", "notebook", str(notebook),
-                                            str(work / "notebooks" / notebook.name)],
-              env, work / f"{notebook.stem}.log", summary, timeout)
-    (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    out.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(out / ARCHIVE, "w:gz") as archive:
-        archive.add(work, arcname="gpu-run")
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(work / "summary.json", out / "summary.json")
-    with (out / "run.log").open("w") as combined:  # all logs in one file, for a quick look
-        for log in sorted(work.glob("*.log")):
-            combined.write(f"===== {log.name}\n{log.read_text()}\n")
+        if not only or any(notebook.name.startswith(prefix) for prefix in only):
+            steps.append((f"notebook {notebook.name}", [python, "-m", "gpgpu_lessons.gpurun", "notebook",
+                                                        str(notebook), str(work / "notebooks" / notebook.name)],
+                          f"{notebook.stem}.log"))
+    summary: list = []
+    for name, command, log in steps:
+        _step(name, command, env, work / log, summary, timeout)
+        _pack(work, out, summary)
     print(f"packed {out / ARCHIVE}")
     return 0 if all(step["status"] == 0 for step in summary) else 1
 
