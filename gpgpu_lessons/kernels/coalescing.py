@@ -50,6 +50,75 @@ strided_element_device = cuda.jit(device=True)(strided_element)
 dot_element_device = cuda.jit(device=True)(dot_element)
 
 
+# ---- one memory instruction per element, 16-byte elements included ----
+
+def load_element(a, i):
+    """a[i] as ONE load instruction, even for 16-byte elements (the simulator just indexes)."""
+    return a[i]
+
+
+def store_element(a, i, value):
+    """a[i] = value as ONE store instruction, even for 16-byte elements."""
+    a[i] = value
+
+
+if not runtime.is_simulator():
+    # Numba splits a complex128 (16-byte) element into two 8-byte accesses, and has no array
+    # of float32x4; so on a GPU these two functions move a whole element through an LLVM
+    # vector of 64-bit words, aligned to its size: one ld/st.global.v2 for 16 bytes.
+    from llvmlite import ir
+    from numba.cuda import cgutils, types
+    from numba.cuda.extending import intrinsic, overload
+
+    def _whole_element_pointer(context, builder, array_type, array, index):
+        """Pointer to a[index] as a vector of 64-bit words, and the element's size in bytes."""
+        ary = context.make_array(array_type)(context, builder, value=array)
+        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [index], wraparound=False)
+        size = context.get_abi_sizeof(context.get_value_type(array_type.dtype))
+        vector = ir.VectorType(ir.IntType(64), size // 8)
+        return builder.bitcast(ptr, vector.as_pointer()), size
+
+    @intrinsic
+    def _load_whole(typingctx, array, index):
+        def codegen(context, builder, sig, args):
+            ptr, size = _whole_element_pointer(context, builder, sig.args[0], args[0], args[1])
+            words = builder.load(ptr, align=size)
+            parts = builder.bitcast(words, ir.VectorType(ir.DoubleType(), size // 8))
+            value = ir.Constant(context.get_value_type(sig.return_type), ir.Undefined)
+            for k in range(size // 8):
+                value = builder.insert_value(value, builder.extract_element(parts, ir.Constant(ir.IntType(32), k)), k)
+            return value
+
+        return array.dtype(array, index), codegen
+
+    @intrinsic
+    def _store_whole(typingctx, array, index, value):
+        def codegen(context, builder, sig, args):
+            ptr, size = _whole_element_pointer(context, builder, sig.args[0], args[0], args[1])
+            parts = ir.Constant(ir.VectorType(ir.DoubleType(), size // 8), ir.Undefined)
+            for k in range(size // 8):
+                parts = builder.insert_element(parts, builder.extract_value(args[2], k), ir.Constant(ir.IntType(32), k))
+            builder.store(builder.bitcast(parts, ptr.type.pointee), ptr, align=size)
+            return context.get_dummy_value()
+
+        return types.void(array, index, value), codegen
+
+    @overload(load_element, target="cuda")
+    def _load_element_gpu(a, i):
+        if a.dtype == types.complex128:
+            return lambda a, i: _load_whole(a, i)
+        return lambda a, i: a[i]
+
+    @overload(store_element, target="cuda")
+    def _store_element_gpu(a, i, value):
+        if a.dtype == types.complex128:
+            return lambda a, i, value: _store_whole(a, i, value)
+
+        def store(a, i, value):
+            a[i] = value
+        return store
+
+
 # ---- kernels ----
 
 @cuda.jit
@@ -81,10 +150,10 @@ def _copy_unrolled_kernel(dtype, unroll):
         for base in range(cuda.blockIdx.x * width * unroll + cuda.threadIdx.x, src.size, step):
             for k in range(unroll):           # loads first: they are all in flight together
                 if base + k * width < src.size:
-                    held[k] = src[base + k * width]
+                    held[k] = load_element(src, base + k * width)
             for k in range(unroll):
                 if base + k * width < src.size:
-                    dst[base + k * width] = held[k]
+                    store_element(dst, base + k * width, held[k])
 
     return copy_unrolled
 
@@ -196,6 +265,9 @@ def copy_wide(a, *, element_bytes: int = 16, unroll: int = 4, out=None, threads:
     if d_a.nbytes % element_bytes:
         raise ValueError(f"a has {d_a.nbytes} bytes, not a multiple of element_bytes={element_bytes}: "
                          f"pad it, or use a narrower element")
+    if not runtime.is_simulator() and d_a.__cuda_array_interface__["data"][0] % element_bytes:
+        raise ValueError(f"a does not start on a {element_bytes}-byte boundary (a slice?): wide accesses "
+                         f"need aligned addresses; copy it to a fresh device array first")
     wide = WIDE_DTYPES[element_bytes]
     src, dst = d_a.view(wide), d_out.view(wide)
     if blocks is None:
