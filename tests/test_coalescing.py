@@ -56,6 +56,15 @@ def test_copy_with_stride_and_offset(rng, n, stride, offset):
     np.testing.assert_array_equal(out.copy_to_host(), a)
 
 
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(1, 70), stride=st.integers(1, 6), offset=st.integers(0, 100))
+def test_copy_with_stride_any_shape(n, stride, offset):
+    a = np.arange(1, n + 1, dtype=np.float32)
+    out = poisoned(n)
+    coalescing.copy_with_stride(cuda.to_device(a), stride=stride, offset=offset, out=out, threads=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
 def test_copy_with_stride_numpy_in_numpy_out(rng):
     a = rng.integers(1, 1000, 45).astype(np.int32)
     got = coalescing.copy_with_stride(a, stride=4, offset=3, threads=16)

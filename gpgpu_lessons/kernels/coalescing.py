@@ -19,7 +19,7 @@ DOT_UNROLL = 4           # element pairs each thread loads before it adds them u
 WIDE_BYTES = (4, 8, 16)  # element widths of copy_wide, and the NumPy dtypes that give them:
 WIDE_DTYPES = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 UNROLLS = (1, 2, 4, 8)
-RESIDENT_THREADS_PER_SM = 2048  # H100/H200 (and most GPUs since Maxwell)
+RESIDENT_THREADS_PER_SM = 2048  # sm_90 (H100/H200) and sm_80; 1536 on sm_86/89: the waves absorb it
 
 
 # ---- index formulas: plain Python, shared by the diagrams and (compiled) by the kernels ----
