@@ -361,11 +361,16 @@ def mosaic_reference(image: np.ndarray, size: int) -> np.ndarray:
     """NumPy mosaic: exact tile sums, mean = (sum + count // 2) // count, edge tiles over their real pixels."""
     size = check_mosaic_size(size, image.shape)
     height, width = image.shape[:2]
-    rows, cols = np.arange(0, height, size), np.arange(0, width, size)
-    sums = np.add.reduceat(np.add.reduceat(image, rows, axis=0, dtype=np.int64), cols, axis=1)
-    row_counts, col_counts = np.diff(np.append(rows, height)), np.diff(np.append(cols, width))
-    counts = np.multiply.outer(row_counts, col_counts)
-    if image.ndim == 3:
-        counts = counts[:, :, None]
+    tiles_y, tiles_x = -(-height // size), -(-width // size)
+    padded = image
+    if (tiles_y * size, tiles_x * size) != (height, width):  # pad with zeros: they add nothing to the sums
+        padded = np.zeros((tiles_y * size, tiles_x * size) + image.shape[2:], dtype=np.uint8)
+        padded[:height, :width] = image
+    tiles = padded.reshape(tiles_y, size, tiles_x, size, *image.shape[2:])
+    sums = tiles.sum(axis=(1, 3), dtype=np.int64)
+    rows = np.minimum(size, height - size * np.arange(tiles_y))  # real pixels per tile, as in the kernels
+    cols = np.minimum(size, width - size * np.arange(tiles_x))
+    counts = np.multiply.outer(rows, cols).reshape(tiles_y, tiles_x, *([1] * (image.ndim - 2)))
     means = ((sums + counts // 2) // counts).astype(np.uint8)
-    return np.repeat(np.repeat(means, row_counts, axis=0), col_counts, axis=1)
+    spread = np.broadcast_to(means[:, None, :, None], tiles.shape).reshape(padded.shape)
+    return np.ascontiguousarray(spread[:height, :width])
