@@ -5,6 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
+from gpgpu_lessons import runtime
 from gpgpu_lessons.kernels import shared_memory as sm
 
 BASICS = [
@@ -173,3 +174,16 @@ def test_output_of_the_wrong_shape_is_refused(rng):
         sm.negative_fast(a, out=cuda.device_array((4, 8, 3), dtype=np.uint8))
     with pytest.raises(ValueError, match="must have shape"):
         sm.mosaic_parallel(a, 2, out=cuda.device_array((4, 8), dtype=np.int32))
+
+
+
+@pytest.mark.skipif(runtime.is_simulator(), reason="PTX exists only for a real GPU")
+@pytest.mark.parametrize("wrapper, kernel", [
+    (sm.negative_fast, sm.negative_words), (sm.flip_vertical_fast, sm.flip_vertical_words),
+    (sm.flip_horizontal_fast, sm.flip_horizontal_words[1]),
+], ids=["negative_words", "flip_vertical_words", "flip_horizontal_words"])
+def test_word_kernels_hold_their_words_in_registers(wrapper, kernel, rng):
+    wrapper(image(rng, (4, 64)))  # compile
+    for ptx in kernel.inspect_asm().values():
+        assert ".local" not in ptx, "the held words spilled to local memory: the loops were not unrolled"
+        assert ptx.count("ld.global.u32") >= sm.WORDS_PER_THREAD  # several loads in flight per thread

@@ -18,6 +18,7 @@ WORDS_PER_THREAD = 4  # 4-byte words each thread of a word kernel moves: 16 byte
 WORD_THREADS = 256
 PIXEL_BLOCK = (32, 8)  # (x, y) threads of the one-pixel-per-thread kernels: a warp reads 32 neighbours
 MAX_TILE = 32  # a mosaic tile is one block of tile x tile threads: at most 32 x 32 = 1024
+MAX_TILE_PIXELS = MAX_TILE * MAX_TILE
 MAX_CHANNELS = 3
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y
 ALL_ONES = np.uint32(0xFFFFFFFF)
@@ -52,10 +53,15 @@ def flip_one_pixel_per_thread(src, dst, horizontal):
 def negative_words(src_words, dst_words, src_bytes, dst_bytes):
     """Negative on 4-byte words: 255 - b is NOT b, so one XOR inverts four pixels at once."""
     first = cuda.blockIdx.x * cuda.blockDim.x * WORDS_PER_THREAD + cuda.threadIdx.x
-    for k in range(WORDS_PER_THREAD):
+    held = cuda.local.array(WORDS_PER_THREAD, uint32)  # registers: the constant-length loops are unrolled
+    for k in range(WORDS_PER_THREAD):  # all loads first: WORDS_PER_THREAD loads in flight per thread
         i = first + k * cuda.blockDim.x  # neighbouring threads, neighbouring words: coalesced
         if i < src_words.size:
-            dst_words[i] = src_words[i] ^ ALL_ONES
+            held[k] = src_words[i]
+    for k in range(WORDS_PER_THREAD):
+        i = first + k * cuda.blockDim.x
+        if i < src_words.size:
+            dst_words[i] = held[k] ^ ALL_ONES
     if cuda.grid(1) == 0:  # the last size % 4 bytes, which do not fill a word
         for b in range(4 * src_words.size, src_bytes.size):
             dst_bytes[b] = 255 - src_bytes[b]
@@ -66,15 +72,21 @@ def flip_vertical_words(src, dst):
     """Vertical flip on 4-byte words: row y of dst is row height-1-y of src, copied word by word."""
     height, words = src.shape
     first = cuda.blockIdx.x * cuda.blockDim.x * WORDS_PER_THREAD + cuda.threadIdx.x
+    held = cuda.local.array(WORDS_PER_THREAD, uint32)
     for y in range(cuda.blockIdx.y, height, cuda.gridDim.y):
         for k in range(WORDS_PER_THREAD):
             i = first + k * cuda.blockDim.x
             if i < words:
-                dst[y, i] = src[height - 1 - y, i]
+                held[k] = src[height - 1 - y, i]
+        for k in range(WORDS_PER_THREAD):
+            i = first + k * cuda.blockDim.x
+            if i < words:
+                dst[y, i] = held[k]
 
 
 def _flip_horizontal_words_kernel(channels):
     """Build the word-wise horizontal flip for one channel count (the byte shuffle is unrolled)."""
+    held_words = WORDS_PER_THREAD * channels  # a compile-time constant for the local array's size
 
     @cuda.jit
     def flip_horizontal_words(src, dst):
@@ -82,19 +94,23 @@ def _flip_horizontal_words_kernel(channels):
         height, words = src.shape
         groups = words // channels  # groups of 4 pixels in a row
         first = cuda.blockIdx.x * cuda.blockDim.x * WORDS_PER_THREAD + cuda.threadIdx.x
-        source = cuda.local.array(channels, uint32)
+        held = cuda.local.array(held_words, uint32)
         for y in range(cuda.blockIdx.y, height, cuda.gridDim.y):
-            for k in range(WORDS_PER_THREAD):
+            for k in range(WORDS_PER_THREAD):  # load the mirrored groups
                 g = first + k * cuda.blockDim.x
                 if g < groups:
                     for w in range(channels):
-                        source[w] = src[y, (groups - 1 - g) * channels + w]
+                        held[k * channels + w] = src[y, (groups - 1 - g) * channels + w]
+            for k in range(WORDS_PER_THREAD):  # reverse the 4 pixels of each group, store
+                g = first + k * cuda.blockDim.x
+                if g < groups:
                     for w in range(channels):
                         word = uint32(0)
                         for b in range(4):
                             j = 4 * w + b  # byte j of the output group is channel j % channels
                             s = (3 - j // channels) * channels + j % channels  # of the mirrored pixel
-                            word |= ((source[s // 4] >> uint32(8 * (s % 4))) & uint32(0xFF)) << uint32(8 * b)
+                            byte = (held[k * channels + s // 4] >> uint32(8 * (s % 4))) & uint32(0xFF)
+                            word |= byte << uint32(8 * b)
                         dst[y, g * channels + w] = word
 
     return flip_horizontal_words
@@ -164,7 +180,7 @@ mosaic_shared_no_barrier = _mosaic_shared_kernel(barriers=False)
 @cuda.jit
 def mosaic_shared_parallel(src, dst, size, tree_start):
     """All threads of the block sum the tile in a shared-memory tree: log2(tile pixels) steps, not tile pixels."""
-    partial = cuda.shared.array((MAX_CHANNELS, MAX_TILE * MAX_TILE), int32)
+    partial = cuda.shared.array((MAX_CHANNELS, MAX_TILE_PIXELS), int32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     y, x = cuda.blockIdx.y * size + ty, cuda.blockIdx.x * size + tx
     rows, cols = min(size, src.shape[0] - cuda.blockIdx.y * size), min(size, src.shape[1] - cuda.blockIdx.x * size)
@@ -210,9 +226,15 @@ def _pixel_grid(height: int, width: int):
     return (arrays.blocks_for(width, bx), arrays.blocks_for(height, by)), PIXEL_BLOCK
 
 
+def _word_threads(words: int) -> int:
+    """Threads per block of a word kernel: WORD_THREADS, fewer (whole warps) when a row has few words."""
+    return min(WORD_THREADS, 32 * arrays.blocks_for(max(1, arrays.blocks_for(words, WORDS_PER_THREAD)), 32))
+
+
 def _word_grid(height: int, words: int):
     """Blocks for the row-wise word kernels: x covers a row's words, y the rows (grid-stride beyond 65535)."""
-    return (arrays.blocks_for(words, WORD_THREADS * WORDS_PER_THREAD), min(height, MAX_GRID_Y)), WORD_THREADS
+    threads = _word_threads(words)
+    return (arrays.blocks_for(words, threads * WORDS_PER_THREAD), min(height, MAX_GRID_Y)), threads
 
 
 def negative(image, *, out=None):
@@ -232,8 +254,9 @@ def negative_fast(image, *, out=None):
     src_bytes, dst_bytes = d_src.reshape(n), d_dst.reshape(n)
     whole = 4 * (n // 4)
     src_words, dst_words = src_bytes[:whole].view(np.uint32), dst_bytes[:whole].view(np.uint32)
-    blocks = max(1, arrays.blocks_for(n // 4, WORD_THREADS * WORDS_PER_THREAD))
-    negative_words[blocks, WORD_THREADS](src_words, dst_words, src_bytes, dst_bytes)
+    threads = _word_threads(n // 4)
+    blocks = max(1, arrays.blocks_for(n // 4, threads * WORDS_PER_THREAD))
+    negative_words[blocks, threads](src_words, dst_words, src_bytes, dst_bytes)
     return arrays.returned(d_out, to_host)
 
 
