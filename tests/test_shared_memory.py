@@ -60,6 +60,26 @@ def test_word_flips_walk_rows_beyond_the_grid(kernel, reference, rng, monkeypatc
     np.testing.assert_array_equal(kernel(a), reference(a))
 
 
+@pytest.mark.parametrize("wrapper, args, reference", [
+    (sm.negative_fast, (), sm.negative_reference), (sm.flip_horizontal_fast, (), sm.flip_horizontal_reference),
+    (sm.flip_vertical, (), sm.flip_vertical_reference), (sm.mosaic_parallel, (3,), lambda a: sm.mosaic_reference(a, 3)),
+], ids=["negative_fast", "flip_horizontal_fast", "flip_vertical", "mosaic_parallel"])
+def test_launcher_launches_the_planned_kernel(wrapper, args, reference, rng):
+    a = image(rng, (5, 8, 3))
+    expected = reference(a)
+    d_out = poisoned_like(expected)
+    launch = sm.launcher(wrapper, cuda.to_device(a), *args, out=d_out)
+    launch()
+    launch()  # launches again with the same arguments
+    cuda.synchronize()
+    np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
+def test_launcher_takes_only_this_modules_wrappers():
+    with pytest.raises(ValueError, match="one of this module's wrappers"):
+        sm.launcher(sm.negative_reference, np.ones((2, 4), dtype=np.uint8), out=None)
+
+
 def test_negative_is_an_xor_of_words():
     a = np.array([[0, 1, 127, 128, 255]], dtype=np.uint8)
     np.testing.assert_array_equal(sm.negative_fast(a), [[255, 254, 128, 127, 0]])

@@ -203,6 +203,8 @@ def mosaic_shared_parallel(src, dst, size, tree_start):
 
 
 # ---- host wrappers ------------------------------------------------------------------------------
+# Each wrapper checks its input and plans a launch (a configured kernel and its arguments), then runs
+# it. launcher() hands out the planned launch alone, for benchmarks.
 
 def _image(image, name: str = "image"):
     """Check an image and return (device array as (h, w, channels), came_from_host, original shape)."""
@@ -220,12 +222,6 @@ def _output(out, shape):
     return d_out, d_out.reshape(shape[0], shape[1], 1 if len(shape) == 2 else MAX_CHANNELS)
 
 
-def _pixel_grid(height: int, width: int):
-    """Blocks of PIXEL_BLOCK threads covering every pixel once."""
-    bx, by = PIXEL_BLOCK
-    return (arrays.blocks_for(width, bx), arrays.blocks_for(height, by)), PIXEL_BLOCK
-
-
 def _word_threads(words: int) -> int:
     """Threads per block of a word kernel: WORD_THREADS, fewer (whole warps) when a row has few words."""
     return min(WORD_THREADS, 32 * arrays.blocks_for(max(1, arrays.blocks_for(words, WORDS_PER_THREAD)), 32))
@@ -237,17 +233,33 @@ def _word_grid(height: int, words: int):
     return (arrays.blocks_for(words, threads * WORDS_PER_THREAD), min(height, MAX_GRID_Y)), threads
 
 
-def negative(image, *, out=None):
-    """255 - every byte, one pixel per thread (the seed's kernel)."""
+def _row_words(d_image, shape):
+    """The image as (height, words) uint32: each row as whole 4-byte words."""
+    return d_image.reshape(shape[0], d_image.size // shape[0]).view(np.uint32)
+
+
+def words_fit(shape) -> bool:
+    """True when the word-wise flips apply: every row is whole 4-byte words (width a multiple of 4)."""
+    return shape[1] % 4 == 0
+
+
+def _plan_negative(image, *, out=None):
     d_src, to_host, shape = _image(image)
     d_out, d_dst = _output(out, shape)
-    blocks, threads = _pixel_grid(shape[0], shape[1])
-    negative_one_pixel_per_thread[blocks, threads](d_src, d_dst)
-    return arrays.returned(d_out, to_host)
+    bx, by = PIXEL_BLOCK
+    blocks = (arrays.blocks_for(shape[1], bx), arrays.blocks_for(shape[0], by))
+    return d_out, to_host, negative_one_pixel_per_thread[blocks, PIXEL_BLOCK], (d_src, d_dst)
 
 
-def negative_fast(image, *, out=None):
-    """255 - every byte, on 4-byte words, several per thread (any size: the last bytes one by one)."""
+def _plan_flip(image, *, out=None, horizontal: bool):
+    d_src, to_host, shape = _image(image)
+    d_out, d_dst = _output(out, shape)
+    bx, by = PIXEL_BLOCK
+    blocks = (arrays.blocks_for(shape[1], bx), arrays.blocks_for(shape[0], by))
+    return d_out, to_host, flip_one_pixel_per_thread[blocks, PIXEL_BLOCK], (d_src, d_dst, horizontal)
+
+
+def _plan_negative_fast(image, *, out=None):
     d_src, to_host, shape = _image(image)
     d_out, d_dst = _output(out, shape)
     n = d_src.size
@@ -256,57 +268,22 @@ def negative_fast(image, *, out=None):
     src_words, dst_words = src_bytes[:whole].view(np.uint32), dst_bytes[:whole].view(np.uint32)
     threads = _word_threads(n // 4)
     blocks = max(1, arrays.blocks_for(n // 4, threads * WORDS_PER_THREAD))
-    negative_words[blocks, threads](src_words, dst_words, src_bytes, dst_bytes)
-    return arrays.returned(d_out, to_host)
+    return d_out, to_host, negative_words[blocks, threads], (src_words, dst_words, src_bytes, dst_bytes)
 
 
-def flip_horizontal(image, *, out=None):
-    """Mirror left-right, one pixel per thread (the seed's kernel)."""
-    return _flip_one_pixel(*_image(image), out, horizontal=True)
-
-
-def flip_vertical(image, *, out=None):
-    """Mirror top-bottom, one pixel per thread (the seed's kernel)."""
-    return _flip_one_pixel(*_image(image), out, horizontal=False)
-
-
-def _flip_one_pixel(d_src, to_host, shape, out, *, horizontal: bool):
-    d_out, d_dst = _output(out, shape)
-    blocks, threads = _pixel_grid(shape[0], shape[1])
-    flip_one_pixel_per_thread[blocks, threads](d_src, d_dst, horizontal)
-    return arrays.returned(d_out, to_host)
-
-
-def words_fit(shape) -> bool:
-    """True when the word-wise flips apply: every row is whole 4-byte words (width a multiple of 4)."""
-    return shape[1] % 4 == 0
-
-
-def flip_horizontal_fast(image, *, out=None):
-    """Mirror left-right on 4-byte words; widths that are not a multiple of 4 use the one-pixel kernel."""
+def _plan_flip_fast(image, *, out=None, horizontal: bool):
     d_src, to_host, shape = _image(image)
     if not words_fit(shape):
-        return _flip_one_pixel(d_src, to_host, shape, out, horizontal=True)
+        d_out, _, kernel, kernel_args = _plan_flip(d_src.reshape(shape), out=out, horizontal=horizontal)
+        return d_out, to_host, kernel, kernel_args
     d_out, d_dst = _output(out, shape)
-    channels = d_src.shape[2]
-    words = shape[1] * channels // 4
-    src, dst = d_src.reshape(shape[0], words * 4).view(np.uint32), d_dst.reshape(shape[0], words * 4).view(np.uint32)
-    blocks, threads = _word_grid(shape[0], words // channels)
-    flip_horizontal_words[channels][blocks, threads](src, dst)
-    return arrays.returned(d_out, to_host)
-
-
-def flip_vertical_fast(image, *, out=None):
-    """Mirror top-bottom on 4-byte words; widths that are not a multiple of 4 use the one-pixel kernel."""
-    d_src, to_host, shape = _image(image)
-    if not words_fit(shape):
-        return _flip_one_pixel(d_src, to_host, shape, out, horizontal=False)
-    d_out, d_dst = _output(out, shape)
-    words = shape[1] * d_src.shape[2] // 4
-    src, dst = d_src.reshape(shape[0], words * 4).view(np.uint32), d_dst.reshape(shape[0], words * 4).view(np.uint32)
-    blocks, threads = _word_grid(shape[0], words)
-    flip_vertical_words[blocks, threads](src, dst)
-    return arrays.returned(d_out, to_host)
+    src, dst = _row_words(d_src, shape), _row_words(d_dst, shape)
+    if horizontal:
+        channels = d_src.shape[2]
+        blocks, threads = _word_grid(shape[0], src.shape[1] // channels)
+        return d_out, to_host, flip_horizontal_words[channels][blocks, threads], (src, dst)
+    blocks, threads = _word_grid(shape[0], src.shape[1])
+    return d_out, to_host, flip_vertical_words[blocks, threads], (src, dst)
 
 
 def check_mosaic_size(size, shape) -> int:
@@ -324,8 +301,13 @@ def check_mosaic_size(size, shape) -> int:
     return int(size)
 
 
-def _mosaic(kernel, image, size, out, *, tree: bool = False):
-    """Launch a mosaic kernel: one block of size x size threads per tile, edge tiles included."""
+def _tree_start(n: int) -> int:
+    """The first stride of a tree reduction over n values: the largest power of two below n (0 for n = 1)."""
+    return 1 << ((n - 1).bit_length() - 1) if n > 1 else 0
+
+
+def _plan_mosaic(image, size, *, out=None, kernel):
+    """One block of size x size threads per tile, edge tiles included."""
     d_src, to_host, shape = _image(image)
     size = check_mosaic_size(size, shape)
     d_out, d_dst = _output(out, shape)
@@ -333,34 +315,59 @@ def _mosaic(kernel, image, size, out, *, tree: bool = False):
     if blocks[1] > MAX_GRID_Y:
         raise ValueError(f"{shape[0]} rows in tiles of {size} need {blocks[1]} blocks in y, more than "
                          f"CUDA's {MAX_GRID_Y}: use a larger mosaic size")
-    extra = (_tree_start(size * size),) if tree else ()
-    kernel[blocks, (size, size)](d_src, d_dst, size, *extra)
-    return arrays.returned(d_out, to_host)
+    extra = (_tree_start(size * size),) if kernel is mosaic_shared_parallel else ()
+    return d_out, to_host, kernel[blocks, (size, size)], (d_src, d_dst, size) + extra
 
 
-def mosaic_one_thread(image, size: int, *, out=None):
-    """Mosaic with one working thread per tile (seed 002's first version: slow)."""
-    return _mosaic(mosaic_one_thread_per_block, image, size, out)
+def _wrapper(plan, doc: str, name: str, **fixed):
+    """A public wrapper: plan the launch, launch, return NumPy for NumPy input (device arrays stay put)."""
+
+    def wrapper(image, *args, out=None):
+        d_out, to_host, kernel, kernel_args = plan(image, *args, out=out, **fixed)
+        kernel(*kernel_args)
+        return arrays.returned(d_out, to_host)
+
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__doc__ = doc
+    _PLANS[wrapper] = lambda image, *args, out: plan(image, *args, out=out, **fixed)
+    return wrapper
 
 
-def mosaic_shared_one_thread(image, size: int, *, out=None):
-    """Mosaic with the tile cached in shared memory, one thread averaging, two barriers (seed 002's second)."""
-    return _mosaic(mosaic_shared, image, size, out)
+_PLANS = {}
+negative = _wrapper(_plan_negative, "255 - every byte, one pixel per thread (the seed's kernel).", "negative")
+negative_fast = _wrapper(_plan_negative_fast, "255 - every byte on 4-byte words, several per thread (any size: "
+                         "the last bytes one by one).", "negative_fast")
+flip_horizontal = _wrapper(_plan_flip, "Mirror left-right, one pixel per thread (the seed's kernel).",
+                           "flip_horizontal", horizontal=True)
+flip_vertical = _wrapper(_plan_flip, "Mirror top-bottom, one pixel per thread (the seed's kernel).",
+                         "flip_vertical", horizontal=False)
+flip_horizontal_fast = _wrapper(_plan_flip_fast, "Mirror left-right on 4-byte words; widths that are not a "
+                                "multiple of 4 use the one-pixel kernel.", "flip_horizontal_fast", horizontal=True)
+flip_vertical_fast = _wrapper(_plan_flip_fast, "Mirror top-bottom on 4-byte words; widths that are not a "
+                              "multiple of 4 use the one-pixel kernel.", "flip_vertical_fast", horizontal=False)
+mosaic_one_thread = _wrapper(_plan_mosaic, "mosaic_one_thread(image, size): one working thread per tile "
+                             "(seed 002's first version: slow).", "mosaic_one_thread",
+                             kernel=mosaic_one_thread_per_block)
+mosaic_shared_one_thread = _wrapper(_plan_mosaic, "mosaic_shared_one_thread(image, size): the tile cached in shared "
+                                    "memory, one thread averaging, two barriers (seed 002's second version).",
+                                    "mosaic_shared_one_thread", kernel=mosaic_shared)
+mosaic_shared_race = _wrapper(_plan_mosaic, "mosaic_shared_race(image, size): the shared-memory mosaic with its "
+                              "barriers removed: a data race, wrong pictures on a GPU.", "mosaic_shared_race",
+                              kernel=mosaic_shared_no_barrier)
+mosaic_parallel = _wrapper(_plan_mosaic, "mosaic_parallel(image, size): all threads of the tile's block sum it in a "
+                           "shared-memory tree.", "mosaic_parallel", kernel=mosaic_shared_parallel)
 
 
-def mosaic_shared_race(image, size: int, *, out=None):
-    """The shared-memory mosaic with its barriers removed: a data race, wrong pictures on a GPU."""
-    return _mosaic(mosaic_shared_no_barrier, image, size, out)
+def launcher(wrapper, image, *args, out):
+    """A zero-argument callable that launches only the kernel behind wrapper(image, *args, out=out).
 
-
-def mosaic_parallel(image, size: int, *, out=None):
-    """Mosaic where all threads of the tile's block sum it in a shared-memory tree."""
-    return _mosaic(mosaic_shared_parallel, image, size, out, tree=True)
-
-
-def _tree_start(n: int) -> int:
-    """The first stride of a tree reduction over n values: the largest power of two below n (0 for n = 1)."""
-    return 1 << ((n - 1).bit_length() - 1) if n > 1 else 0
+    For timing.benchmark: the checks, reshapes and word views of the wrapper (tens of microseconds of
+    Python, as long as a fast kernel on a 256 MB image) are done once here instead of at every launch.
+    """
+    if wrapper not in _PLANS:
+        raise ValueError(f"launcher() takes one of this module's wrappers, e.g. negative_fast; got {wrapper!r}")
+    _, _, kernel, kernel_args = _PLANS[wrapper](image, *args, out=out)
+    return lambda: kernel(*kernel_args)
 
 
 # ---- NumPy references ---------------------------------------------------------------------------
