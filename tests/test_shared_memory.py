@@ -128,6 +128,16 @@ def test_mosaics_match_numpy(mosaic, shape, size, rng):
     np.testing.assert_array_equal(d_out.copy_to_host(), expected)
 
 
+@pytest.mark.parametrize("shape, size", [((33, 35), 32), ((41, 23, 3), 20), ((17, 40), 17)], ids=str)
+def test_parallel_mosaic_with_fewer_threads_than_tile_rows(shape, size, rng):
+    # tiles above 16 get blocks of size x (256 // size) threads: each thread adds several rows of its column
+    a = image(rng, shape)
+    expected = sm.mosaic_reference(a, size)
+    d_out = poisoned_like(expected)
+    sm.mosaic_parallel(cuda.to_device(a), size, out=d_out)
+    np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(height=st.integers(1, 9), width=st.integers(1, 9), rgb=st.booleans(), data=st.data())
 def test_parallel_mosaic_on_random_shapes(height, width, rgb, data, rng):

@@ -18,7 +18,7 @@ WORDS_PER_THREAD = 4  # 4-byte words each thread of a word kernel moves: 16 byte
 WORD_THREADS = 256
 PIXEL_BLOCK = (32, 8)  # (x, y) threads of the one-pixel-per-thread kernels: a warp reads 32 neighbours
 MAX_TILE = 32  # a mosaic tile is one block of tile x tile threads: at most 32 x 32 = 1024
-MAX_TILE_PIXELS = MAX_TILE * MAX_TILE
+PARALLEL_THREADS = 256  # the parallel mosaic's block: size x (256 // size) threads, each adding a strip of rows
 MAX_CHANNELS = 3
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y
 ALL_ONES = np.uint32(0xFFFFFFFF)
@@ -179,27 +179,32 @@ mosaic_shared_no_barrier = _mosaic_shared_kernel(barriers=False)
 
 @cuda.jit
 def mosaic_shared_parallel(src, dst, size, tree_start):
-    """All threads of the block sum the tile in a shared-memory tree: log2(tile pixels) steps, not tile pixels."""
-    partial = cuda.shared.array((MAX_CHANNELS, MAX_TILE_PIXELS), int32)
+    """All threads reduce the tile: each adds a column strip of it, then a shared-memory tree adds the threads' sums."""
+    partial = cuda.shared.array((MAX_CHANNELS, PARALLEL_THREADS), int32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    y, x = cuda.blockIdx.y * size + ty, cuda.blockIdx.x * size + tx
-    rows, cols = min(size, src.shape[0] - cuda.blockIdx.y * size), min(size, src.shape[1] - cuda.blockIdx.x * size)
-    inside = y < src.shape[0] and x < src.shape[1]
-    tid, n = ty * size + tx, size * size
+    y0, x = cuda.blockIdx.y * size, cuda.blockIdx.x * size + tx
+    rows, cols = min(size, src.shape[0] - y0), min(size, src.shape[1] - cuda.blockIdx.x * size)
+    tid, n = ty * size + tx, size * cuda.blockDim.y
     for c in range(src.shape[2]):
-        partial[c, tid] = src[y, x, c] if inside else 0  # threads outside the image add nothing
+        total = int32(0)
+        if x < src.shape[1]:
+            for j in range(ty, rows, cuda.blockDim.y):  # rows ty, ty + blockDim.y, ...: a warp reads along a row
+                total += src[y0 + j, x, c]
+        partial[c, tid] = total  # threads outside the image add 0
     cuda.syncthreads()
-    step = tree_start  # the largest power of two below n: the tree halves the active threads each step
+    step = tree_start  # the largest power of two below n: each step halves the threads still adding
     while step > 0:
         if tid < step and tid + step < n:
             for c in range(src.shape[2]):
                 partial[c, tid] += partial[c, tid + step]
         cuda.syncthreads()
         step //= 2
-    if inside:
+    if x < src.shape[1]:
         count = rows * cols
         for c in range(src.shape[2]):
-            dst[y, x, c] = (partial[c, 0] + count // 2) // count
+            mean = (partial[c, 0] + count // 2) // count
+            for j in range(ty, rows, cuda.blockDim.y):
+                dst[y0 + j, x, c] = mean
 
 
 # ---- host wrappers ------------------------------------------------------------------------------
@@ -307,7 +312,7 @@ def _tree_start(n: int) -> int:
 
 
 def _plan_mosaic(image, size, *, out=None, kernel):
-    """One block of size x size threads per tile, edge tiles included."""
+    """One block per tile, edge tiles included: size x size threads (the parallel tree: at most 256)."""
     d_src, to_host, shape = _image(image)
     size = check_mosaic_size(size, shape)
     d_out, d_dst = _output(out, shape)
@@ -315,8 +320,10 @@ def _plan_mosaic(image, size, *, out=None, kernel):
     if blocks[1] > MAX_GRID_Y:
         raise ValueError(f"{shape[0]} rows in tiles of {size} need {blocks[1]} blocks in y, more than "
                          f"CUDA's {MAX_GRID_Y}: use a larger mosaic size")
-    extra = (_tree_start(size * size),) if kernel is mosaic_shared_parallel else ()
-    return d_out, to_host, kernel[blocks, (size, size)], (d_src, d_dst, size) + extra
+    if kernel is mosaic_shared_parallel:
+        threads = (size, min(size, max(1, PARALLEL_THREADS // size)))
+        return d_out, to_host, kernel[blocks, threads], (d_src, d_dst, size, _tree_start(threads[0] * threads[1]))
+    return d_out, to_host, kernel[blocks, (size, size)], (d_src, d_dst, size)
 
 
 def _wrapper(plan, doc: str, name: str, **fixed):
