@@ -217,3 +217,15 @@ def test_word_kernels_hold_their_words_in_registers(wrapper, kernel, rng):
     for ptx in kernel.inspect_asm().values():
         assert ".local" not in ptx, "the held words spilled to local memory: the loops were not unrolled"
         assert ptx.count("ld.global.u32") >= sm.WORDS_PER_THREAD  # several loads in flight per thread
+
+
+def test_lesson_pictures_draw():
+    from gpgpu_lessons import diagrams_shared_memory as diagrams
+
+    assert diagrams.memory_hierarchy().axes
+    assert diagrams.mosaic_tiles((10, 14), 4).axes
+    a = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    assert len(diagrams.show_images({"a": a, "b": np.stack([a] * 3, axis=2)}).axes) == 2
+    b = a.copy()
+    b[a > 5] += 1
+    np.testing.assert_array_equal(diagrams.differences(a, b), np.where(a > 5, 0, 255))
