@@ -147,7 +147,6 @@ def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase):
         phase[i] = phi[i]
 
 
-@cuda.jit(device=True)
 def reduced_wave(amp, row_cycles, col_cycles, phase, x, y):
     """One term from per-wave constants: the phase in cycles, reduced to [-1/2, 1/2) before the sine."""
     t = row_cycles * y + col_cycles * x + phase               # >= 0 and < 1e3: fits an int32
@@ -155,27 +154,34 @@ def reduced_wave(amp, row_cycles, col_cycles, phase, x, y):
     return -amp * math.sin(TWO_PI * r)
 
 
-def _sine_sum_reduced(amp, row_cycles, col_cycles, phase, out):
-    """Ours: per-wave constants, reduced phase, OUTPUTS elements per thread sharing each wave's loads."""
-    width = out.shape[1]
-    first, stride = cuda.grid(1), cuda.gridsize(1)
-    xs = cuda.local.array(OUTPUTS, float32)
-    ys = cuda.local.array(OUTPUTS, float32)
-    totals = cuda.local.array(OUTPUTS, float32)
-    for k in range(OUTPUTS):
-        idx = first + k * stride
-        xs[k], ys[k], totals[k] = idx % width, idx // width, 0
-    for i in range(amp.size):
-        a, rc, cc, p = amp[i], row_cycles[i], col_cycles[i], phase[i]
+def _reduced_kernel(fastmath):
+    """Build the reduced-argument kernel with or without fast math (its device function needs the flag too)."""
+    wave = cuda.jit(device=True, fastmath=fastmath)(reduced_wave)
+
+    @cuda.jit(fastmath=fastmath)
+    def sine_sum_reduced(amp, row_cycles, col_cycles, phase, out):
+        """Ours: per-wave constants, reduced phase, OUTPUTS elements per thread sharing each wave's loads."""
+        width = out.shape[1]
+        first, stride = cuda.grid(1), cuda.gridsize(1)
+        xs = cuda.local.array(OUTPUTS, float32)
+        ys = cuda.local.array(OUTPUTS, float32)
+        totals = cuda.local.array(OUTPUTS, float32)
         for k in range(OUTPUTS):
-            totals[k] += reduced_wave(a, rc, cc, p, xs[k], ys[k])
-    for k in range(OUTPUTS):
-        idx = first + k * stride
-        if idx < out.size:
-            out[idx // width, idx % width] = totals[k]
+            idx = first + k * stride
+            xs[k], ys[k], totals[k] = idx % width, idx // width, 0
+        for i in range(amp.size):
+            a, rc, cc, p = amp[i], row_cycles[i], col_cycles[i], phase[i]
+            for k in range(OUTPUTS):
+                totals[k] += wave(a, rc, cc, p, xs[k], ys[k])
+        for k in range(OUTPUTS):
+            idx = first + k * stride
+            if idx < out.size:
+                out[idx // width, idx % width] = totals[k]
+
+    return sine_sum_reduced
 
 
-sine_sum_reduced = {fast: cuda.jit(fastmath=fast)(_sine_sum_reduced) for fast in (False, True)}
+sine_sum_reduced = {fast: _reduced_kernel(fast) for fast in (False, True)}
 
 
 @cuda.jit
