@@ -5,6 +5,11 @@ one line that says which, and why.
 """
 from . import runtime
 
+if runtime.MODE == runtime.SIMULATOR:
+    from . import simwarp
+
+    simwarp.install()  # warp intrinsics (shfl_*_sync, ballot_sync, ...) for the simulator
+
 print(runtime.mode_line())
 
 __version__ = "0.1.0"
