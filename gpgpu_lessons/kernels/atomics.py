@@ -33,7 +33,7 @@ def warp_peers(value, valid):
         is_set = (value >> bit) & 1 == 1
         ones = cuda.ballot_sync(FULL_MASK, is_set)
         peers &= ones if is_set else ~ones
-    return peers
+    return peers & FULL_MASK                     # as 32 unsigned bits, whatever type the ballot gave
 
 
 def _histogram_kernel(private, aggregated):
