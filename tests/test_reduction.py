@@ -89,3 +89,12 @@ def test_bad_input_is_named():
         reduction.tree_pairs("sequential addressing", threads=6)
     with pytest.raises(ValueError, match="tree_pairs draws"):
         reduction.tree_pairs(reduction.GRID_STRIDE)
+
+
+def test_speedups_table():
+    from gpgpu_lessons.timing import Timing
+    slow, fast = Timing("slow", [4.0], 400), Timing("fast", [1.0], 400)
+    header, rows = reduction.speedups([slow, fast], ceiling=Timing("copy", [1.0], 800))
+    assert header[-2:] == ["step speed-up", "cumulative"]
+    assert rows[0][4] is None and rows[1][4] == 4.0 and rows[1][5] == 4.0
+    assert rows[1][3] == pytest.approx(50.0)

@@ -241,3 +241,15 @@ def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int]]]:
                 steps.append([(2 * s * tid, 2 * s * tid + s) for tid in range(threads) if 2 * s * tid < threads])
             s *= 2
     return steps
+
+
+def speedups(timings, ceiling=None) -> tuple[list[str], list[list]]:
+    """Header and rows for the ladder table: time, bandwidth, % of the copy ceiling, step and cumulative speed-up."""
+    header = ["variant", "ms", "GB/s", "% of copy", "step speed-up", "cumulative"]
+    rows, first, previous = [], timings[0].median_ms, None
+    for t in timings:
+        share = 100 * t.gbs / ceiling.gbs if ceiling is not None and t.gbs is not None else None
+        rows.append([t.name, t.median_ms, t.gbs, share,
+                     None if previous is None else previous / t.median_ms, first / t.median_ms])
+        previous = t.median_ms
+    return header, rows
