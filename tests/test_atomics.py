@@ -55,3 +55,10 @@ def test_bad_input_is_named():
         atomics.histogram(np.ones(0, dtype=np.uint8))
     with pytest.raises(ValueError, match=r"must have shape \(256,\) and dtype uint32"):
         atomics.histogram(np.ones(8, dtype=np.uint8), out=cuda.device_array(256, dtype=np.int32))
+
+
+def test_device_input_returns_device_arrays(rng):
+    values = cuda.to_device(rng.random(40, dtype=np.float32))
+    assert not isinstance(atomics.atomic_spread(values, 8), np.ndarray)
+    pixels = cuda.to_device(np.arange(40, dtype=np.uint8))
+    assert atomics.histogram(pixels, variant="global atomics").copy_to_host().sum() == 40

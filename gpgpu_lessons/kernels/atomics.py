@@ -100,8 +100,8 @@ def filled_blocks(n: int) -> int:
 def atomic_spread(values, targets: int, *, out=None):
     """Add N float32 values into `targets` addresses (value i into address i % targets) with atomics.
 
-    targets must be a power of two between 1 and N. Returns the (targets,) sums; NumPy for
-    NumPy input, or `out` (a float32 device array) without synchronising.
+    targets must be a power of two between 1 and N. Returns the (targets,) sums: NumPy for
+    NumPy input, a device array for device input, or `out` (a float32 device array), unsynchronised.
     """
     d_values, to_host = arrays.device_input(values, name="values", dtypes=np.float32, ndim=1)
     if not isinstance(targets, (int, np.integer)) or targets < 1 or targets & (targets - 1):
@@ -111,20 +111,21 @@ def atomic_spread(values, targets: int, *, out=None):
     d_out = arrays.device_output(out, (int(targets),), np.float32)
     zero_fill[arrays.blocks_for(targets, THREADS), THREADS](d_out)
     atomic_add_spread[arrays.blocks_for(d_values.size, THREADS), THREADS](d_values, int(targets), d_out)
-    return d_out if out is not None else d_out.copy_to_host()
+    return d_out if out is not None else arrays.returned(d_out, to_host)
 
 
 def histogram(pixels, *, variant: str = "block-private + warp-aggregated", out=None):
     """The 256-bin histogram of uint8 pixels (any shape, C-contiguous) as uint32 counts.
 
-    Returns NumPy, or `out` (a (256,) uint32 device array) without synchronising.
+    Returns NumPy for NumPy input, a device array for device input, or `out` (a (256,) uint32
+    device array) without synchronising.
     """
     if variant not in HISTOGRAMS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {list(HISTOGRAMS)}")
     if isinstance(pixels, np.ndarray) and pixels.ndim > 1 and pixels.flags.c_contiguous:
         pixels = pixels.ravel()
-    d_pixels, _ = arrays.device_input(pixels, name="pixels", dtypes=np.uint8, ndim=1)
+    d_pixels, to_host = arrays.device_input(pixels, name="pixels", dtypes=np.uint8, ndim=1)
     d_bins = arrays.device_output(out, (BINS,), np.uint32)
     zero_fill[1, BINS](d_bins)
     histogram_kernels[variant][filled_blocks(d_pixels.size), THREADS](d_pixels, d_bins)
-    return d_bins if out is not None else d_bins.copy_to_host()
+    return d_bins if out is not None else arrays.returned(d_bins, to_host)
