@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, float32, float64, int32
+from numba import cuda, float32, float64
 
 from .. import arrays
 from .reduction import tree_interleaved_divergent, tree_sequential, warp_sum
@@ -149,8 +149,8 @@ def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase):
 
 def reduced_wave(amp, row_cycles, col_cycles, phase, x, y):
     """One term from per-wave constants: the phase in cycles, reduced to [-1/2, 1/2) before the sine."""
-    t = row_cycles * y + col_cycles * x + phase               # >= 0 and < 1e3: fits an int32
-    r = t - float32(int32(t)) - float32(0.5)                  # sin(2 pi (r + 1/2)) = -sin(2 pi r)
+    t = row_cycles * y + col_cycles * x + phase               # cycles, >= 0
+    r = t - math.floor(t) - float32(0.5)                      # sin(2 pi (r + 1/2)) = -sin(2 pi r)
     return -amp * math.sin(TWO_PI * r)
 
 
