@@ -60,15 +60,15 @@ def test_tree_pairs_follow_the_kernel_formulas(variant):
     steps = reduction.tree_pairs(variant, threads=8)
     values = list(range(1, 9))
     for pairs in steps:
-        for dst, src in pairs:
+        for _, dst, src in pairs:
             values[dst] += values[src]
     assert values[0] == sum(range(1, 9)) and len(steps) == 3
     if variant == "interleaved, divergent":
-        assert steps[1] == [(0, 2), (4, 6)]
+        assert steps[1] == [(0, 0, 2), (4, 4, 6)]
     elif variant == "interleaved, bank conflicts":
-        assert steps[0] == [(0, 1), (2, 3), (4, 5), (6, 7)]
+        assert steps[1] == [(0, 0, 2), (1, 4, 6)]
     else:
-        assert steps[0] == [(0, 4), (1, 5), (2, 6), (3, 7)]
+        assert steps[0] == [(0, 0, 4), (1, 1, 5), (2, 2, 6), (3, 3, 7)]
 
 
 def test_bad_input_is_named():

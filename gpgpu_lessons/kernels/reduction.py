@@ -216,8 +216,8 @@ def numba_reduce_sum(a, *, out=None):
     return total
 
 
-def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int]]]:
-    """The (destination, source) shared-memory indices each step of a block tree adds, from the kernels' formulas.
+def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int, int]]]:
+    """(thread, destination, source) of every addition a block tree makes, step by step, from the kernels' formulas.
 
     For drawing: one list per step, for a block of `threads` threads (a power of two).
     """
@@ -230,15 +230,15 @@ def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int]]]:
     if tree is tree_sequential:
         s = threads // 2
         while s >= 1:
-            steps.append([(tid, tid + s) for tid in range(threads) if tid < s])
+            steps.append([(tid, tid, tid + s) for tid in range(threads) if tid < s])
             s //= 2
     else:
         s = 1
         while s < threads:
             if tree is tree_interleaved_divergent:
-                steps.append([(tid, tid + s) for tid in range(threads) if tid % (2 * s) == 0])
+                steps.append([(tid, tid, tid + s) for tid in range(threads) if tid % (2 * s) == 0])
             else:
-                steps.append([(2 * s * tid, 2 * s * tid + s) for tid in range(threads) if 2 * s * tid < threads])
+                steps.append([(tid, 2 * s * tid, 2 * s * tid + s) for tid in range(threads) if 2 * s * tid < threads])
             s *= 2
     return steps
 
