@@ -5,8 +5,8 @@ out[y, x] = sum_i (mag[i]/n) * sin(2 pi (fc + 100 freq[i]) idx / W + 2 pi phi[i]
 The seed's four variants as written there (brute force, one block per element with atomics or
 an interleaved shared-memory tree, the same tree on a 1-D grid launched in a host loop), then
 better ones: a register accumulator, one block or one warp per element with a sequential tree
-or warp shuffles, and per-wave constants computed once with the phase reduced to half a cycle
-before the sine, so that fast math is safe.
+or warp shuffles, and per-wave constants computed once with the phase reduced to a fraction
+of a cycle before the sine, so that fast math is safe.
 """
 from __future__ import annotations
 
@@ -148,10 +148,9 @@ def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase):
 
 
 def reduced_wave(amp, row_cycles, col_cycles, phase, x, y):
-    """One term from per-wave constants: the phase in cycles, reduced to [-1/2, 1/2) before the sine."""
-    t = row_cycles * y + col_cycles * x + phase               # cycles, >= 0
-    r = t - math.floor(t) - float32(0.5)                      # sin(2 pi (r + 1/2)) = -sin(2 pi r)
-    return -amp * math.sin(TWO_PI * r)
+    """One term from per-wave constants: the phase in cycles, whole cycles dropped before the sine."""
+    t = row_cycles * y + (col_cycles * x + phase)             # cycles, >= 0: two FMAs
+    return amp * math.sin(TWO_PI * (t - math.floor(t)))       # 2 pi times a fraction in [0, 1)
 
 
 def _reduced_kernel(fastmath):
