@@ -56,3 +56,14 @@ def test_bad_input_is_named():
         sine_sum.sine_sum(mag, freq, phi, width=2, height=2, out=cuda.device_array((2, 3), dtype=np.float32))
     with pytest.raises(ValueError, match="positive integer"):
         sine_sum.waves(0)
+
+
+@pytest.mark.parametrize("variant", ["rotation, fast math", "reduced argument, fast math"])
+def test_wide_rows_use_every_output_of_a_thread(variant):
+    """300 columns: the rotation kernel's threads each write 3 columns 128 apart."""
+    mag, freq, phi = sine_sum.waves(3, seed=7)
+    expected = sine_sum.reference(mag, freq, phi, width=300, height=1)
+    out = cuda.to_device(np.full((1, 300), np.nan, dtype=np.float32))
+    sine_sum.sine_sum(mag, freq, phi, variant=variant, width=300, height=1, out=out)
+    np.testing.assert_allclose(out.copy_to_host(), expected, rtol=0,
+                               atol=sine_sum.tolerance(mag, width=300, height=1))

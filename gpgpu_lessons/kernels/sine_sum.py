@@ -25,6 +25,8 @@ FC = np.float32(10.0)          # the seed uses a constant fc it does not print; 
 TWO_PI = np.float32(2 * np.pi)
 THREADS = 256                  # threads per block of our variants
 OUTPUTS = 4                    # outputs per thread of the reduced-argument kernel (reuse each wave's loads)
+ROTATION_THREADS = 128         # the recurrence kernel: threads per block, each with ROTATION_OUTPUTS
+ROTATION_OUTPUTS = 8           #   columns ROTATION_THREADS apart, rotated from one sine and cosine per wave
 
 
 @cuda.jit(device=True)
@@ -136,8 +138,9 @@ def sine_sum_warp_shuffle(mag, freq, phi, out):
 
 
 @cuda.jit
-def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase):
-    """Once per wave, in float64: amplitude/n, and the phase step per row and per column in cycles."""
+def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase, step_cos, step_sin):
+    """Once per wave, in float64: amplitude/n, the phase step per row and per column in cycles, and
+    the cosine and sine of the step between columns ROTATION_THREADS apart."""
     i = cuda.grid(1)
     if i < mag.size:
         cycles = float64(FC) + float64(freq[i]) * 100.0      # cycles per row of `width` elements
@@ -145,6 +148,9 @@ def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase):
         row_cycles[i] = cycles - math.floor(cycles)           # whole cycles per row drop out
         col_cycles[i] = cycles / width
         phase[i] = phi[i]
+        step = cycles * ROTATION_THREADS / width
+        step_cos[i] = math.cos(2 * math.pi * (step - math.floor(step)))
+        step_sin[i] = math.sin(2 * math.pi * (step - math.floor(step)))
 
 
 def reduced_wave(amp, row_cycles, col_cycles, phase, x, y):
@@ -183,6 +189,29 @@ def _reduced_kernel(fastmath):
 sine_sum_reduced = {fast: _reduced_kernel(fast) for fast in (False, True)}
 
 
+@cuda.jit(fastmath=True)
+def sine_sum_rotation(amp, row_cycles, col_cycles, phase, step_cos, step_sin, out):
+    """Ours: one sin and cos per wave and thread, then each next column's term by rotating (4 FMAs)."""
+    y = cuda.blockIdx.y
+    x0 = cuda.blockIdx.x * (ROTATION_THREADS * ROTATION_OUTPUTS) + cuda.threadIdx.x
+    totals = cuda.local.array(ROTATION_OUTPUTS, float32)
+    for k in range(ROTATION_OUTPUTS):
+        totals[k] = 0
+    for i in range(amp.size):
+        t = row_cycles[i] * float32(y) + (col_cycles[i] * float32(x0) + phase[i])
+        angle = TWO_PI * (t - math.floor(t))
+        a, c_step, s_step = amp[i], step_cos[i], step_sin[i]
+        s, c = math.sin(angle), math.cos(angle)
+        for k in range(ROTATION_OUTPUTS):
+            totals[k] += a * s
+            if k + 1 < ROTATION_OUTPUTS:                    # sin(u + d), cos(u + d)
+                s, c = s * c_step + c * s_step, c * c_step - s * s_step
+    for k in range(ROTATION_OUTPUTS):
+        x = x0 + k * ROTATION_THREADS
+        if x < out.shape[1]:
+            out[y, x] = totals[k]
+
+
 @cuda.jit
 def zero_fill(out):
     """out[...] = 0 on the device (the seed's += variants need a cleared output)."""
@@ -193,7 +222,7 @@ def zero_fill(out):
 
 SEED_VARIANTS = ("1 brute force", "2-1 atomics", "2-2 shared tree", "3 host loop")
 OUR_VARIANTS = ("register accumulator", "block, sequential tree", "warp shuffle",
-                "reduced argument", "reduced argument, fast math")
+                "reduced argument", "reduced argument, fast math", "rotation, fast math")
 VARIANTS = SEED_VARIANTS + OUR_VARIANTS
 
 _seed_tree_kernels: dict[int, object] = {}
@@ -239,10 +268,10 @@ def _check_waves(mag, freq, phi):
 
 
 def _wave_constants(d_mag, d_freq, d_phi, width):
-    """The four per-wave constant arrays, in a cached buffer per n (kept out of timed allocations)."""
+    """The six per-wave constant arrays, in a cached buffer per n (kept out of timed allocations)."""
     n = d_mag.size
     if n not in _constants:
-        _constants[n] = tuple(cuda.device_array(n, dtype=np.float32) for _ in range(4))
+        _constants[n] = tuple(cuda.device_array(n, dtype=np.float32) for _ in range(6))
     constants = _constants[n]
     wave_constants[arrays.blocks_for(n, THREADS), THREADS](d_mag, d_freq, d_phi, width, *constants)
     return constants
@@ -289,8 +318,12 @@ def sine_sum(mag, freq, phi, *, variant: str = "reduced argument, fast math", wi
         kernel[(width, height), threads](d_mag, d_freq, d_phi, d_out)
     elif variant == "warp shuffle":
         sine_sum_warp_shuffle[arrays.blocks_for(32 * size, THREADS), THREADS](d_mag, d_freq, d_phi, d_out)
-    else:
+    elif variant == "rotation, fast math":
         constants = _wave_constants(d_mag, d_freq, d_phi, width)
+        columns = arrays.blocks_for(width, ROTATION_THREADS * ROTATION_OUTPUTS)
+        sine_sum_rotation[(columns, height), ROTATION_THREADS](*constants, d_out)
+    else:
+        constants = _wave_constants(d_mag, d_freq, d_phi, width)[:4]
         blocks = arrays.blocks_for(arrays.blocks_for(size, OUTPUTS), THREADS)
         sine_sum_reduced[variant.endswith("fast math")][blocks, THREADS](*constants, d_out)
     return d_out if out is not None else d_out.copy_to_host()
