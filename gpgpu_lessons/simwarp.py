@@ -26,7 +26,9 @@ Semantics follow PTX (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.s
   undefined on a GPU; here it returns a poison value (NaN, or 0xDEADBEEF... for integers) so that
   it shows in the results, or raises `WarpUndefinedError` when ``UNDEFINED = "raise"``.
 * ``ballot_sync`` returns an int32 (lane 31 is the sign bit, as on the GPU), ``match_*_sync`` too;
-  ``activemask``/``lanemask_lt`` a uint32. ``activemask`` returns the lanes of the warp that are
+  ``activemask``/``lanemask_lt`` a uint32. They are Python ints (so ``ballot & (1 << 31)`` works as
+  Numba's int64 arithmetic does); store them in int32/int64 arrays (uint32 for activemask): NumPy
+  refuses a negative ballot in a uint32 array, where a GPU would wrap it. ``activemask`` returns the lanes of the warp that are
   at the same call (same source position) once every other live lane of the warp is either there,
   waiting in another warp call or ``syncthreads``, or has exited: the converged set a GPU reports.
 * Deadlocks (a lane waits for a lane that is blocked in ``syncthreads`` or in a different warp call,
@@ -109,6 +111,7 @@ class _Gathering:
         self.done = False
         self.results: dict[int, object] = {}
         self.error: str | None = None
+        self.finished = threading.Event()  # set when done, failed, or the block is aborted
 
 
 class _Warp:
@@ -117,15 +120,14 @@ class _Warp:
         self.index = index
         self.first = index * WARP_SIZE
         self.size = min(WARP_SIZE, block.nthreads - self.first)
-        self.cond = threading.Condition(block.lock)
+        self.lock = threading.Lock()  # guards this warp's lanes' status and its gatherings
         self.open: dict[object, _Gathering] = {}
 
     def status(self, lane: int) -> str:
         return self.block.status[self.first + lane] if lane < self.size else _EXITED
 
     def progress(self) -> None:
-        """Complete what can be completed; resolve activemask; detect deadlock. Holds the lock."""
-        changed = False
+        """Complete what can be completed; resolve activemask; detect deadlock. Holds self.lock."""
         again = True
         while again:
             again = False
@@ -135,19 +137,17 @@ class _Warp:
                 required = {lane for lane in _lanes(g.mask) if self.status(lane) != _EXITED}
                 if required <= g.arrivals.keys():
                     self._complete(g)
-                    again = changed = True
+                    again = True
             if not again and self.open and self._quiescent():
                 pending = [g for g in self.open.values() if g.key[0] == "activemask"]
                 if pending:
                     for g in pending:
                         self._complete(g)
-                    again = changed = True
+                    again = True
                 else:
-                    for g in list(self.open.values()):
-                        self._fail(g, self._deadlock_message(g))
-                    changed = True
-        if changed:
-            self.cond.notify_all()
+                    messages = [(g, self._deadlock_message(g)) for g in self.open.values()]
+                    for g, message in messages:
+                        self._fail(g, message)
 
     def _quiescent(self) -> bool:
         """Every live lane waits (in a warp call or syncthreads): nothing can arrive any more."""
@@ -158,6 +158,7 @@ class _Warp:
         for lane in g.arrivals:
             self.block.status[self.first + lane] = _RUNNING
             self.block.waiting_in[self.first + lane] = None
+        g.finished.set()
 
     def _complete(self, g: _Gathering) -> None:
         g.results = _COMPUTE[g.key[0]](self, g)
@@ -193,14 +194,16 @@ class _Block:
     def __init__(self, block_dim, block_idx):
         self.nthreads = int(np.prod(block_dim))
         self.block_idx = tuple(int(b) for b in block_idx)
-        self.lock = threading.Lock()
         self.status = [_RUNNING] * self.nthreads
         self.waiting_in: list[_Gathering | None] = [None] * self.nthreads
         self.warps = [_Warp(self, w) for w in range(math.ceil(self.nthreads / WARP_SIZE))]
 
-    def notify_all(self) -> None:
+    def abort(self) -> None:
+        """Wake every lane waiting in a warp call (they see their thread's abort flag)."""
         for warp in self.warps:
-            warp.cond.notify_all()
+            with warp.lock:
+                for g in warp.open.values():
+                    g.finished.set()
 
 
 def _lanes(mask: int):
@@ -378,9 +381,9 @@ def _gather(name: str, key_extra, mask: int, value, arg=None):
     key = (name, key_extra)
     tid = warp.first + lane
     deadline = time.monotonic() + TIMEOUT_S
-    with block.lock:
-        if thread.abort:
-            raise RuntimeError("abort flag set on warp intrinsic call")
+    if thread.abort:
+        raise RuntimeError("abort flag set on warp intrinsic call")
+    with warp.lock:
         g = warp.open.get(key)
         if g is None:
             g = warp.open[key] = _Gathering(key, name, mask)
@@ -388,17 +391,18 @@ def _gather(name: str, key_extra, mask: int, value, arg=None):
         block.status[tid] = _WAITING
         block.waiting_in[tid] = g
         warp.progress()
-        while not g.done and g.error is None and not thread.abort:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                missing = sorted(set(_lanes(mask)) - g.arrivals.keys())
-                warp._fail(g, f"lanes {_ranges(sorted(g.arrivals))} of warp {warp.index} (block "
-                              f"{block.block_idx}) waited {TIMEOUT_S:g} s in {name}(mask=0x{mask:08x}) "
-                              f"for lanes {_ranges(missing)}, which never made that call.")
-                warp.cond.notify_all()
-                break
-            warp.cond.wait(min(left, 0.5))
-    if thread.abort and not g.done:
+    while not g.finished.wait(0.5):
+        if thread.abort:
+            break
+        if time.monotonic() > deadline:
+            with warp.lock:
+                if not g.finished.is_set():
+                    missing = sorted(set(_lanes(mask)) - g.arrivals.keys())
+                    warp._fail(g, f"lanes {_ranges(sorted(g.arrivals))} of warp {warp.index} (block "
+                                  f"{block.block_idx}) waited {TIMEOUT_S:g} s in {name}"
+                                  f"(mask=0x{mask:08x}) for lanes {_ranges(missing)}, which never "
+                                  "made that call.")
+    if not g.done and g.error is None:
         raise RuntimeError("abort flag set while waiting in a warp intrinsic")
     if g.error is not None:
         raise WarpDeadlockError(g.error)
@@ -551,9 +555,10 @@ def _thread_run(self):
     finally:
         block = getattr(self._manager, "_simwarp", None)
         if block is not None:
-            with block.lock:
+            warp = block.warps[self.thread_id // WARP_SIZE]
+            with warp.lock:
                 block.status[self.thread_id] = _EXITED
-                block.warps[self.thread_id // WARP_SIZE].progress()
+                warp.progress()
 
 
 def _thread_syncthreads(self):
@@ -562,10 +567,11 @@ def _thread_syncthreads(self):
         return _ORIGINAL["syncthreads"](self)
     if self.abort:
         raise RuntimeError("abort flag set on syncthreads call")
-    with block.lock:
+    warp = block.warps[self.thread_id // WARP_SIZE]
+    with warp.lock:
         self.syncthreads_blocked = True
         block.status[self.thread_id] = _SYNCING
-        block.warps[self.thread_id // WARP_SIZE].progress()
+        warp.progress()
     self.syncthreads_event.wait()
     self.syncthreads_event.clear()
     if self.abort:
@@ -595,19 +601,24 @@ def _manager_run(self, grid_point, *args):
             if t.syncthreads_blocked:
                 blockedthreads.add(t)
             elif t.exception:
-                with block.lock:
-                    for t_other in threads:
-                        t_other.abort = True
-                        t_other.syncthreads_blocked = False
-                        t_other.syncthreads_event.set()
-                    block.notify_all()
+                for t_other in threads:
+                    t_other.abort = True
+                    t_other.syncthreads_blocked = False
+                    t_other.syncthreads_event.set()
+                block.abort()
                 raise t.exception[0].with_traceback(t.exception[1])
         if livethreads == blockedthreads:
-            with block.lock:
-                for t in blockedthreads:
-                    t.syncthreads_blocked = False
-                    block.status[t.thread_id] = _RUNNING
-                    t.syncthreads_event.set()
+            # Each warp's lanes are marked running at once, so no warp sees itself half released.
+            by_warp = {}
+            for t in blockedthreads:
+                by_warp.setdefault(t.thread_id // WARP_SIZE, []).append(t)
+            for w, lanes in by_warp.items():
+                with block.warps[w].lock:
+                    for t in lanes:
+                        t.syncthreads_blocked = False
+                        block.status[t.thread_id] = _RUNNING
+            for t in blockedthreads:
+                t.syncthreads_event.set()
             blockedthreads = set()
         livethreads = set([t for t in livethreads if t.is_alive()])
     for t in threads:

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from numba import cuda
+from numba import cuda, float64
 
 from gpgpu_lessons import runtime, simwarp
 
@@ -75,7 +75,7 @@ def segment_shuffles(x, width, out):
 def warp_sums(x, out, total):
     """Tree with shfl_down_sync: lane 0 of each warp writes its warp's sum and adds it to total."""
     i = cuda.grid(1)
-    v = x[0] * 0
+    v = x[0] - x[0]
     if i < x.size:
         v = x[i]
     offset = 16
@@ -163,6 +163,46 @@ def syncwarp_broadcast(x, scratch, out):
         scratch[i // 32] = x[i]
     cuda.syncwarp((1 << live) - 1)
     out[i] = scratch[i // 32]
+
+
+@cuda.jit(device=True)
+def warp_reduce(v):
+    """Sum over the 32 lanes of a full warp; lane 0 holds the result."""
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(FULL, v, offset)
+        offset //= 2
+    return v
+
+
+@cuda.jit
+def block_sum_shared_then_shuffle(x, total):
+    """Lesson-style block sum: shared-memory tree down to 64 values, then one warp shuffles."""
+    partial = cuda.shared.array(128, float64)
+    tid = cuda.threadIdx.x
+    acc = 0.0
+    for j in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        acc += x[j]
+    partial[tid] = acc
+    cuda.syncthreads()
+    step = cuda.blockDim.x // 2
+    while step >= 64:
+        if tid < step:
+            partial[tid] += partial[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if tid < 32:
+        v = warp_reduce(partial[tid] + partial[tid + 32])
+        if tid == 0:
+            cuda.atomic.add(total, 0, v)
+
+
+@cuda.jit
+def shuffle_in_block_of_dims(x, out):
+    """A 2-D or 3-D block is cut into warps along the linear id x + X * (y + Y * z)."""
+    t, d = cuda.threadIdx, cuda.blockDim
+    i = t.x + d.x * (t.y + d.y * t.z)
+    out[i] = cuda.shfl_down_sync(FULL, x[i], cuda.blockDim.x)
 
 
 # Kernels with undefined behaviour on a GPU: launched in the simulator only.
@@ -350,6 +390,28 @@ def test_butterfly_gives_every_lane_the_warp_sum(rng):
     out = np.full(96, np.nan)
     warp_allreduce[3, 32](x, out)
     np.testing.assert_allclose(out, np.repeat(x.reshape(-1, 32).sum(axis=1), 32), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 127, 1000])
+def test_shared_memory_tree_finished_by_a_device_function_shuffle(rng, n):
+    x = rng.standard_normal(n)
+    total = np.zeros(1)
+    block_sum_shared_then_shuffle[3, 128](x, total)
+    np.testing.assert_allclose(total[0], x.sum(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (16, 3), (4, 4, 2)])
+def test_warps_of_a_multidimensional_block(rng, shape):
+    threads = int(np.prod(shape))
+    x = rng.integers(0, 1000, size=threads).astype(np.int64)
+    out = np.full(threads, -1, dtype=np.int64)
+    shuffle_in_block_of_dims[1, shape](x, out)
+    lane = np.arange(threads) % 32
+    src = lane + shape[0]
+    live = np.minimum(32, threads - (np.arange(threads) - lane))
+    defined = (src > 31) | (src < live)
+    expected = np.where(src <= 31, np.arange(threads) + shape[0], np.arange(threads))
+    np.testing.assert_array_equal(out[defined], x[expected[defined]])
 
 
 # ----------------------------------------------------------------------------------------------
