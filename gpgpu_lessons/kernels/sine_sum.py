@@ -6,7 +6,8 @@ The seed's four variants as written there (brute force, one block per element wi
 an interleaved shared-memory tree, the same tree on a 1-D grid launched in a host loop), then
 better ones: a register accumulator, one block or one warp per element with a sequential tree
 or warp shuffles, and per-wave constants computed once with the phase reduced to a fraction
-of a cycle before the sine, so that fast math is safe.
+of a cycle before the sine, so that fast math is safe; and a rotation that needs one sine and
+cosine per wave for eight outputs.
 """
 from __future__ import annotations
 
@@ -308,7 +309,7 @@ def sine_sum(mag, freq, phi, *, variant: str = "reduced argument, fast math", wi
         if variant == "2-2 shared tree":
             kernel[(width, height), block_threads](d_mag, d_freq, d_phi, 0, d_out)
         else:
-            for offset in range(0, size, host_loop_blocks):  # the seed also synchronises here
+            for offset in range(0, size, host_loop_blocks):  # the seed synchronises after each; we queue them
                 kernel[host_loop_blocks, block_threads](d_mag, d_freq, d_phi, offset, d_out)
     elif variant == "register accumulator":
         sine_sum_register[arrays.blocks_for(size, THREADS), THREADS](d_mag, d_freq, d_phi, d_out)
