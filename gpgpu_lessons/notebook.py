@@ -24,8 +24,11 @@ def show_source(*functions) -> None:
     display(Code(source(*functions), language="python"))
 
 
-def check(name: str, got, expected, *, rtol: float = 1e-6, atol: float = 0.0) -> bool:
-    """Print '<name> matches NumPy: True' and fail loudly (AssertionError) when it does not."""
+def check(name: str, got, expected, *, rtol: float = 1e-6, atol: float = 0.0) -> None:
+    """Print '<name> matches NumPy: True' and fail loudly (AssertionError) when it does not.
+
+    Returns None, so a check on a cell's last line adds no Out[] value (which nbval would compare).
+    """
     got, expected = np.asarray(got), np.asarray(expected)
     same = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
     print(f"{name} matches NumPy: {same}")
@@ -33,7 +36,6 @@ def check(name: str, got, expected, *, rtol: float = 1e-6, atol: float = 0.0) ->
         detail = (f"shape {got.shape} != {expected.shape}" if got.shape != expected.shape else
                   f"max abs error {np.max(np.abs(got.astype(np.float64) - expected)):.3g}")
         raise AssertionError(f"{name} differs from the NumPy reference: {detail}")
-    return same
 
 
 def table(header: list[str], rows: list[list]) -> None:
