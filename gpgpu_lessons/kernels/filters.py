@@ -213,10 +213,11 @@ def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
     d_image, to_host = arrays.device_input(image, name="image", dtypes=IMAGE_DTYPES, ndim=2)
     d_out = arrays.device_output(out, d_image.shape, np.float32)
     h, w = d_image.shape
+    if tiled:
+        arrays.check_shared_memory(tiled_shared_bytes(weights.shape), "the tiled filter's tile and halo")
     kernel = kernel_for(weights, source=source, tiled=tiled)
     d_weights = _device_weights(weights) if source == "global" else _placeholder()
     if tiled:
-        arrays.check_shared_memory(tiled_shared_bytes(weights.shape), "the tiled filter's tile and halo")
         grid = (arrays.blocks_for(w, TILE_X), arrays.blocks_for(h, TILE_Y * ROWS))
         kernel[grid, (TILE_X, TILE_Y)](d_image, d_weights, d_out)
     else:
@@ -245,7 +246,7 @@ def lookup(image, table, *, source: str = "global", threads: tuple[int, int] = T
 
 
 def _check_block(threads) -> tuple[int, int]:
-    if len(tuple(threads)) != 2:
+    if np.ndim(threads) != 1 or len(threads) != 2:
         raise ValueError(f"threads must be an (x, y) block shape, got {threads!r}")
     arrays.check_threads(threads)
     return int(threads[0]), int(threads[1])
