@@ -149,3 +149,17 @@ def test_largest_constant_filter_is_accepted():
 def test_bad_lookup_input_is_named(image, table, kwargs, error, message):
     with pytest.raises(error, match=message):
         filters.lookup(image, table, **kwargs)
+
+
+def test_launchers_run_the_checked_launch_again(rng):
+    image = cuda.to_device(rng.random((10, 70), dtype=np.float32))
+    out = cuda.to_device(np.full((10, 70), np.nan, dtype=np.float32))
+    launch = filters.filter_launcher(image, filters.BOX_BLUR, out=out, source="global", tiled=True)
+    launch()
+    launch()
+    _assert_matches(out.copy_to_host(), image.copy_to_host(), filters.BOX_BLUR)
+    pixels = rng.integers(0, 256, size=(5, 40), dtype=np.uint8)
+    table = rng.random(256, dtype=np.float32)
+    lut_out = cuda.to_device(np.full(pixels.shape, np.nan, dtype=np.float32))
+    filters.lookup_launcher(cuda.to_device(pixels), table, out=lut_out, source="constant")()
+    np.testing.assert_array_equal(lut_out.copy_to_host(), table[pixels])

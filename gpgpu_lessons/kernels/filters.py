@@ -209,25 +209,48 @@ def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
     threads: (x, y) block shape of the one-pixel-per-thread kernel.
     NumPy input returns NumPy; device input returns the device output without synchronising.
     """
+    launch, d_out, to_host = _filter_launch(image, weights, source, tiled, threads, out)
+    launch()
+    return arrays.returned(d_out, to_host)
+
+
+def filter_launcher(image, weights, *, out, source: str = "constant", tiled: bool = False,
+                    threads: tuple[int, int] = THREADS):
+    """Check the inputs once and return a zero-argument launch of filter2d (for timing.benchmark)."""
+    return _filter_launch(image, weights, source, tiled, threads, out)[0]
+
+
+def _filter_launch(image, weights, source, tiled, threads, out):
+    """(launch, device output, came_from_host) for filter2d and filter_launcher."""
     weights = _check_weights(weights, source)
     d_image, to_host = arrays.device_input(image, name="image", dtypes=IMAGE_DTYPES, ndim=2)
     d_out = arrays.device_output(out, d_image.shape, np.float32)
     h, w = d_image.shape
     if tiled:
         arrays.check_shared_memory(tiled_shared_bytes(weights.shape), "the tiled filter's tile and halo")
-    kernel = kernel_for(weights, source=source, tiled=tiled)
-    d_weights = _device_weights(weights) if source == "global" else _placeholder()
-    if tiled:
-        grid = (arrays.blocks_for(w, TILE_X), arrays.blocks_for(h, TILE_Y * ROWS))
-        kernel[grid, (TILE_X, TILE_Y)](d_image, d_weights, d_out)
+        grid, block = (arrays.blocks_for(w, TILE_X), arrays.blocks_for(h, TILE_Y * ROWS)), (TILE_X, TILE_Y)
     else:
-        tx, ty = _check_block(threads)
-        kernel[(arrays.blocks_for(w, tx), arrays.blocks_for(h, ty)), (tx, ty)](d_image, d_weights, d_out)
-    return arrays.returned(d_out, to_host)
+        block = _check_block(threads)
+        grid = (arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1]))
+    configured = kernel_for(weights, source=source, tiled=tiled)[grid, block]
+    d_weights = _device_weights(weights) if source == "global" else _placeholder()
+    return (lambda: configured(d_image, d_weights, d_out)), d_out, to_host
 
 
 def lookup(image, table, *, source: str = "global", threads: tuple[int, int] = THREADS, out=None):
     """Map every pixel of a uint8 image through a 256-entry float32 table: out[y, x] = table[image[y, x]]."""
+    launch, d_out, to_host = _lookup_launch(image, table, source, threads, out)
+    launch()
+    return arrays.returned(d_out, to_host)
+
+
+def lookup_launcher(image, table, *, out, source: str = "global", threads: tuple[int, int] = THREADS):
+    """Check the inputs once and return a zero-argument launch of lookup (for timing.benchmark)."""
+    return _lookup_launch(image, table, source, threads, out)[0]
+
+
+def _lookup_launch(image, table, source, threads, out):
+    """(launch, device output, came_from_host) for lookup and lookup_launcher."""
     if source not in ("global", "constant"):
         raise ValueError(f"source must be 'global' or 'constant' for a lookup table, got {source!r}")
     if not isinstance(table, np.ndarray) or table.dtype != np.float32 or table.shape != (256,):
@@ -239,10 +262,10 @@ def lookup(image, table, *, source: str = "global", threads: tuple[int, int] = T
     if key not in _kernels:
         _kernels[key] = _lookup_kernel(source, None if source == "global" else table.copy())
     d_table = _device_weights(table) if source == "global" else _placeholder()
-    tx, ty = _check_block(threads)
+    block = _check_block(threads)
     h, w = d_image.shape
-    _kernels[key][(arrays.blocks_for(w, tx), arrays.blocks_for(h, ty)), (tx, ty)](d_image, d_table, d_out)
-    return arrays.returned(d_out, to_host)
+    configured = _kernels[key][(arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1])), block]
+    return (lambda: configured(d_image, d_table, d_out)), d_out, to_host
 
 
 def _check_block(threads) -> tuple[int, int]:
@@ -268,14 +291,14 @@ def _placeholder():
     return _device_weights(np.zeros((1, 1), dtype=np.float32))
 
 
-def reference(image, weights) -> np.ndarray:
-    """The filter in float64 with NumPy: edge-padded image, one shifted multiply-add per tap."""
-    image = np.asarray(image, dtype=np.float64)
-    weights = np.asarray(weights, dtype=np.float64)
+def reference(image, weights, dtype=np.float64) -> np.ndarray:
+    """The filter with NumPy (float64 unless told): edge-padded image, one shifted multiply-add per tap."""
+    image = np.asarray(image, dtype=dtype)
+    weights = np.asarray(weights, dtype=dtype)
     ky, kx = weights.shape
     h, w = image.shape
     padded = np.pad(image, ((ky // 2, ky // 2), (kx // 2, kx // 2)), mode="edge")
-    out = np.zeros((h, w))
+    out = np.zeros((h, w), dtype=dtype)
     for dy in range(ky):
         for dx in range(kx):
             out += weights[dy, dx] * padded[dy:dy + h, dx:dx + w]
