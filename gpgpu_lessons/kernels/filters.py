@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, float32
+from numba import cuda, float32, uint64
 
 from .. import arrays
 
@@ -32,7 +32,7 @@ SOURCES = ("global", "constant", "frozen")
 IMAGE_DTYPES = (np.float32, np.uint8)
 CONSTANT_MEMORY_BYTES = 64 * 1024   # the __constant__ space a kernel can use
 THREADS = (32, 8)                   # (x, y) threads per block of the one-pixel-per-thread kernels
-TILE_X, TILE_Y, ROWS = 32, 8, 4     # tiled kernel: 32 x 8 threads, 4 output rows each: 32 x 32 outputs
+TILE_X, TILE_Y, ROWS = 32, 8, 16    # tiled kernel: 32 x 8 threads, 16 output rows each: 32 x 128 outputs
 
 LAPLACIAN = np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], dtype=np.float32)
 BOX_BLUR = np.full((3, 3), 1 / 9, dtype=np.float32)
@@ -64,9 +64,15 @@ def _weights_reader(source: str, host_weights):
 
 
 @cuda.jit(device=True, inline="always")
+def at(i):
+    """An index known to be >= 0, made unsigned: Numba then adds no negative-index wraparound code."""
+    return uint64(i)
+
+
+@cuda.jit(device=True, inline="always")
 def clamp(i, n):
-    """Clamp-to-edge: index i limited to 0..n-1."""
-    return min(max(i, 0), n - 1)
+    """Clamp-to-edge: index i limited to 0..n-1 (unsigned, see at())."""
+    return at(min(max(i, 0), n - 1))
 
 
 def _direct_kernel(source: str, host_weights):
@@ -100,19 +106,22 @@ def _tiled_kernel(source: str, host_weights, ky: int, kx: int):
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
-        """Stage a 32x32 tile plus its halo in shared memory once; each thread makes ROWS outputs from it."""
+        """Stage a 32x128 tile plus its halo in shared memory once; each thread makes ROWS outputs from it."""
         weights = read(weights_arg)
         tile = cuda.shared.array((tile_h, tile_w), float32)
         h, w = image.shape
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         x0 = cuda.blockIdx.x * TILE_X - kx // 2        # image position of tile[0, 0] (may be outside)
         y0 = cuda.blockIdx.y * TILE_Y * ROWS - ky // 2
-        for i in range(load_rows):                     # fixed trip counts: unrolled, the loads overlap
-            r = ty + i * TILE_Y
+        staged = cuda.local.array((load_rows, load_cols), float32)
+        for i in range(load_rows):                     # every load first, with no branch between them,
+            yy = clamp(y0 + ty + i * TILE_Y, h)        # so they are all in flight together
+            for j in range(load_cols):                 # coalesced: a warp reads 32 neighbours of a row
+                staged[i, j] = float32(image[yy, clamp(x0 + tx + j * TILE_X, w)])
+        for i in range(load_rows):                     # then keep those that fall inside the tile
             for j in range(load_cols):
-                c = tx + j * TILE_X                    # coalesced: a warp reads 32 neighbours of a row
-                if r < tile_h and c < tile_w:
-                    tile[r, c] = float32(image[clamp(y0 + r, h), clamp(x0 + c, w)])
+                if ty + i * TILE_Y < tile_h and tx + j * TILE_X < tile_w:
+                    tile[at(ty + i * TILE_Y), at(tx + j * TILE_X)] = staged[i, j]
         cuda.syncthreads()
         acc = cuda.local.array(ROWS, float32)          # constant indices after unrolling: registers
         for k in range(ROWS):
@@ -121,7 +130,7 @@ def _tiled_kernel(source: str, host_weights, ky: int, kx: int):
         top = ty * ROWS                                # this thread's outputs: tile rows top .. top+ROWS-1
         for dx in range(kx):
             for j in range(window):                    # each tile value read from shared memory once
-                column[j] = tile[top + j, tx + dx]
+                column[j] = tile[at(top + j), at(tx + dx)]
             for dy in range(ky):
                 wgt = weights[dy, dx]                  # each filter value read once for ROWS outputs
                 for k in range(ROWS):
@@ -130,7 +139,7 @@ def _tiled_kernel(source: str, host_weights, ky: int, kx: int):
         for k in range(ROWS):
             y = y0 + ky // 2 + top + k
             if y < h and x < w:
-                out[y, x] = acc[k]
+                out[at(y), at(x)] = acc[k]
 
     return filter_tiled
 
@@ -195,7 +204,7 @@ def _check_weights(weights, source: str) -> np.ndarray:
 
 
 def tiled_shared_bytes(weights_shape) -> int:
-    """Shared memory of the tiled kernel: a 32 x 32 output tile plus its halo, float32."""
+    """Shared memory of the tiled kernel: a 32 x 128 output tile plus its halo, float32."""
     ky, kx = weights_shape
     return (TILE_Y * ROWS + ky - 1) * (TILE_X + kx - 1) * 4
 
