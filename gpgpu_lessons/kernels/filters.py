@@ -1,0 +1,320 @@
+"""Lesson 04, constant memory: spatial filters with the filter in global, constant or frozen memory.
+
+Every filter here is a correlation with clamp-to-edge borders (the seed leaves border pixels
+out; we compute them): for a filter of ky x kx taps (both odd), ry = ky // 2, rx = kx // 2,
+
+    out[y, x] = sum over dy < ky, dx < kx of  weights[dy, dx] * image[clamp(y + dy - ry), clamp(x + dx - rx)]
+
+where clamp() limits a row to 0..h-1 and a column to 0..w-1: a pixel outside the image reads
+the nearest edge pixel. `reference()` computes the same in float64 with NumPy.
+
+Where the filter comes from (`source`):
+- "global":   a kernel argument, a device array in global memory; every thread loads every tap.
+- "constant": ``cuda.const.array_like(weights)``: Numba copies the host array's bytes into the
+  compiled module as a ``__constant__`` array. The values are fixed at compile time, so a
+  kernel is compiled per filter (cached by the filter's bytes).
+- "frozen":   the kernel reads a NumPy array it closes over. Numba freezes any global or
+  closure array into the module at compile time, through the same code path as
+  const.array_like (numba-cuda's CUDATargetContext.make_constant_array): it lands in
+  constant memory too. Unlike CUDA C's ``__constant__`` + cudaMemcpyToSymbol (one kernel,
+  values filled at run time), both Numba spellings bake the values into the kernel.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda, float32, uint64
+
+from .. import arrays
+
+SOURCES = ("global", "constant", "frozen")
+IMAGE_DTYPES = (np.float32, np.uint8)
+CONSTANT_MEMORY_BYTES = 64 * 1024   # the __constant__ space a kernel can use
+THREADS = (32, 8)                   # (x, y) threads per block of the one-pixel-per-thread kernels
+TILE_X, TILE_Y, ROWS = 32, 8, 16    # tiled kernel: 32 x 8 threads, 16 output rows each: 32 x 128 outputs
+
+LAPLACIAN = np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], dtype=np.float32)
+BOX_BLUR = np.full((3, 3), 1 / 9, dtype=np.float32)
+
+
+def gaussian(size: int = 5, sigma: float = 1.0) -> np.ndarray:
+    """A size x size Gaussian blur filter (odd size), normalised to sum 1, as float32."""
+    if size < 1 or size % 2 == 0:
+        raise ValueError(f"a Gaussian filter needs an odd size >= 1, got {size}")
+    r = np.arange(size) - size // 2
+    g = np.exp(-(r / sigma) ** 2 / 2)
+    return (np.outer(g, g) / np.outer(g, g).sum()).astype(np.float32)
+
+
+def _weights_reader(source: str, host_weights):
+    """A device function returning the filter: the kernel's argument, constant memory, or frozen."""
+    if source == "global":
+        def read(weights_arg):
+            return weights_arg                        # a device array: loads go to global memory
+    elif source == "constant":
+        def read(weights_arg):
+            return cuda.const.array_like(host_weights)  # copied into __constant__ memory at compile time
+    else:
+        def read(weights_arg):
+            return host_weights                       # a closure array: Numba freezes it at compile time
+    # A Numba device function may only return an array it was given, so the reader is inlined
+    # at Numba's IR level (inline="always") into the one kernel body that each factory defines.
+    return cuda.jit(device=True, inline="always")(read)
+
+
+@cuda.jit(device=True, inline="always")
+def at(i):
+    """An index known to be >= 0, made unsigned: Numba then adds no negative-index wraparound code."""
+    return uint64(i)
+
+
+@cuda.jit(device=True, inline="always")
+def clamp(i, n):
+    """Clamp-to-edge: index i limited to 0..n-1 (unsigned, see at())."""
+    return at(min(max(i, 0), n - 1))
+
+
+def _direct_kernel(source: str, host_weights):
+    """Build the one-pixel-per-thread filter kernel for one filter source."""
+    read = _weights_reader(source, host_weights)
+
+    @cuda.jit
+    def filter_direct(image, weights_arg, out):
+        """One thread per output pixel: ky x kx image reads (from L1/L2) and ky x kx filter reads."""
+        weights = read(weights_arg)
+        x, y = cuda.grid(2)
+        h, w = image.shape
+        if y < h and x < w:
+            ky, kx = weights.shape
+            acc = float32(0)
+            for dy in range(ky):
+                yy = clamp(y + dy - ky // 2, h)
+                for dx in range(kx):
+                    acc += weights[dy, dx] * float32(image[yy, clamp(x + dx - kx // 2, w)])
+            out[y, x] = acc
+
+    return filter_direct
+
+
+def _tiled_kernel(source: str, host_weights, ky: int, kx: int):
+    """Build the shared-memory tiled filter kernel for one source and filter shape (the tile's size)."""
+    read = _weights_reader(source, host_weights)
+    tile_h, tile_w = TILE_Y * ROWS + ky - 1, TILE_X + kx - 1
+    load_rows, load_cols = -(-tile_h // TILE_Y), -(-tile_w // TILE_X)
+    window = ROWS + ky - 1                             # input rows behind one thread's ROWS outputs
+
+    @cuda.jit
+    def filter_tiled(image, weights_arg, out):
+        """Stage a 32x128 tile plus its halo in shared memory once; each thread makes ROWS outputs from it."""
+        weights = read(weights_arg)
+        tile = cuda.shared.array((tile_h, tile_w), float32)
+        h, w = image.shape
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        x0 = cuda.blockIdx.x * TILE_X - kx // 2        # image position of tile[0, 0] (may be outside)
+        y0 = cuda.blockIdx.y * TILE_Y * ROWS - ky // 2
+        staged = cuda.local.array((load_rows, load_cols), float32)
+        for i in range(load_rows):                     # every load first, with no branch between them,
+            yy = clamp(y0 + ty + i * TILE_Y, h)        # so they are all in flight together
+            for j in range(load_cols):                 # coalesced: a warp reads 32 neighbours of a row
+                staged[i, j] = float32(image[yy, clamp(x0 + tx + j * TILE_X, w)])
+        for i in range(load_rows):                     # then keep those that fall inside the tile
+            for j in range(load_cols):
+                if ty + i * TILE_Y < tile_h and tx + j * TILE_X < tile_w:
+                    tile[at(ty + i * TILE_Y), at(tx + j * TILE_X)] = staged[i, j]
+        cuda.syncthreads()
+        acc = cuda.local.array(ROWS, float32)          # constant indices after unrolling: registers
+        for k in range(ROWS):
+            acc[k] = 0
+        column = cuda.local.array(window, float32)     # the window rows of one tile column
+        top = ty * ROWS                                # this thread's outputs: tile rows top .. top+ROWS-1
+        for dx in range(kx):
+            for j in range(window):                    # each tile value read from shared memory once
+                column[j] = tile[at(top + j), at(tx + dx)]
+            for dy in range(ky):
+                wgt = weights[dy, dx]                  # each filter value read once for ROWS outputs
+                for k in range(ROWS):
+                    acc[k] += wgt * column[k + dy]
+        x = x0 + kx // 2 + tx
+        for k in range(ROWS):
+            y = y0 + ky // 2 + top + k
+            if y < h and x < w:
+                out[at(y), at(x)] = acc[k]
+
+    return filter_tiled
+
+
+def _lookup_kernel(source: str, host_table):
+    """Build the per-pixel lookup-table kernel for one table source (the counter-example)."""
+    read = _weights_reader(source, host_table)
+
+    @cuda.jit
+    def lookup_table(image, table_arg, out):
+        """out = table[pixel]: the warp's threads read different table entries (divergent addresses)."""
+        table = read(table_arg)
+        x, y = cuda.grid(2)
+        if y < image.shape[0] and x < image.shape[1]:
+            out[y, x] = table[image[y, x]]
+
+    return lookup_table
+
+
+_kernels: dict = {}
+_filter_direct_global = _direct_kernel("global", None)
+
+
+def kernel_for(weights, *, source: str = "constant", tiled: bool = False):
+    """The compiled-once kernel for this filter: cached by source, shape and (unless global) bytes."""
+    weights = _check_weights(weights, source)
+    if source == "global" and not tiled:
+        return _filter_direct_global                   # one kernel serves every filter
+    key = ("tiled" if tiled else "direct", source, weights.shape,
+           None if source == "global" else weights.tobytes())
+    if key not in _kernels:
+        host = None if source == "global" else weights.copy()   # a private copy: later edits can't leak in
+        _kernels[key] = _tiled_kernel(source, host, *weights.shape) if tiled else _direct_kernel(source, host)
+    return _kernels[key]
+
+
+def _check_source(source: str) -> None:
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+
+
+def _check_weights(weights, source: str) -> np.ndarray:
+    """A 2-D float filter with odd sides, as contiguous float32; constant/frozen ones within 64 KiB."""
+    _check_source(source)
+    if not isinstance(weights, np.ndarray):
+        raise TypeError(f"weights must be a NumPy array (the host copy is needed to build constant memory), "
+                        f"got {type(weights).__name__}")
+    if weights.dtype not in (np.float32, np.float64):
+        raise TypeError(f"weights has dtype {weights.dtype}, but a filter must be float32 (or float64, "
+                        "converted); use weights.astype(np.float32)")
+    if weights.ndim != 2 or weights.size == 0:
+        raise ValueError(f"weights must be a non-empty 2-D filter, got shape {weights.shape}")
+    if any(side % 2 == 0 for side in weights.shape):
+        raise ValueError(f"filter sides must be odd (a centre pixel), got shape {weights.shape}; "
+                         "pad an even filter with a row/column of zeros")
+    weights = np.ascontiguousarray(weights, dtype=np.float32)
+    if source != "global" and weights.nbytes > CONSTANT_MEMORY_BYTES:
+        raise ValueError(f"a {weights.shape[0]}x{weights.shape[1]} float32 filter takes {weights.nbytes} bytes, "
+                         f"more than the {CONSTANT_MEMORY_BYTES} bytes (64 KiB) of constant memory: "
+                         "use source='global'")
+    return weights
+
+
+def tiled_shared_bytes(weights_shape) -> int:
+    """Shared memory of the tiled kernel: a 32 x 128 output tile plus its halo, float32."""
+    ky, kx = weights_shape
+    return (TILE_Y * ROWS + ky - 1) * (TILE_X + kx - 1) * 4
+
+
+def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
+             threads: tuple[int, int] = THREADS, out=None):
+    """Filter a 2-D float32 or uint8 image (clamp-to-edge borders) into a float32 image.
+
+    source: where the kernel reads the filter ("global", "constant", "frozen");
+    tiled: stage the image in shared memory (fixed 32 x 8 blocks) instead of one pixel per thread;
+    threads: (x, y) block shape of the one-pixel-per-thread kernel.
+    NumPy input returns NumPy; device input returns the device output without synchronising.
+    """
+    launch, d_out, to_host = _filter_launch(image, weights, source, tiled, threads, out)
+    launch()
+    return arrays.returned(d_out, to_host)
+
+
+def filter_launcher(image, weights, *, out, source: str = "constant", tiled: bool = False,
+                    threads: tuple[int, int] = THREADS):
+    """Check the inputs once and return a zero-argument launch of filter2d (for timing.benchmark)."""
+    return _filter_launch(image, weights, source, tiled, threads, out)[0]
+
+
+def _filter_launch(image, weights, source, tiled, threads, out):
+    """(launch, device output, came_from_host) for filter2d and filter_launcher."""
+    weights = _check_weights(weights, source)
+    d_image, to_host = arrays.device_input(image, name="image", dtypes=IMAGE_DTYPES, ndim=2)
+    d_out = arrays.device_output(out, d_image.shape, np.float32)
+    h, w = d_image.shape
+    if tiled:
+        arrays.check_shared_memory(tiled_shared_bytes(weights.shape), "the tiled filter's tile and halo")
+        grid, block = (arrays.blocks_for(w, TILE_X), arrays.blocks_for(h, TILE_Y * ROWS)), (TILE_X, TILE_Y)
+    else:
+        block = _check_block(threads)
+        grid = (arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1]))
+    configured = kernel_for(weights, source=source, tiled=tiled)[grid, block]
+    d_weights = _device_weights(weights) if source == "global" else _placeholder()
+    return (lambda: configured(d_image, d_weights, d_out)), d_out, to_host
+
+
+def lookup(image, table, *, source: str = "global", threads: tuple[int, int] = THREADS, out=None):
+    """Map every pixel of a uint8 image through a 256-entry float32 table: out[y, x] = table[image[y, x]]."""
+    launch, d_out, to_host = _lookup_launch(image, table, source, threads, out)
+    launch()
+    return arrays.returned(d_out, to_host)
+
+
+def lookup_launcher(image, table, *, out, source: str = "global", threads: tuple[int, int] = THREADS):
+    """Check the inputs once and return a zero-argument launch of lookup (for timing.benchmark)."""
+    return _lookup_launch(image, table, source, threads, out)[0]
+
+
+def _lookup_launch(image, table, source, threads, out):
+    """(launch, device output, came_from_host) for lookup and lookup_launcher."""
+    if source not in ("global", "constant"):
+        raise ValueError(f"source must be 'global' or 'constant' for a lookup table, got {source!r}")
+    if not isinstance(table, np.ndarray) or table.dtype != np.float32 or table.shape != (256,):
+        raise ValueError("table must be a float32 NumPy array of 256 entries (one per uint8 value), got "
+                         f"{getattr(table, 'dtype', type(table).__name__)} {getattr(table, 'shape', '')}")
+    d_image, to_host = arrays.device_input(image, name="image", dtypes=np.uint8, ndim=2)
+    d_out = arrays.device_output(out, d_image.shape, np.float32)
+    key = ("lookup", source, None if source == "global" else table.tobytes())
+    if key not in _kernels:
+        _kernels[key] = _lookup_kernel(source, None if source == "global" else table.copy())
+    d_table = _device_weights(table) if source == "global" else _placeholder()
+    block = _check_block(threads)
+    h, w = d_image.shape
+    configured = _kernels[key][(arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1])), block]
+    return (lambda: configured(d_image, d_table, d_out)), d_out, to_host
+
+
+def _check_block(threads) -> tuple[int, int]:
+    if np.ndim(threads) != 1 or len(threads) != 2:
+        raise ValueError(f"threads must be an (x, y) block shape, got {threads!r}")
+    arrays.check_threads(threads)
+    return int(threads[0]), int(threads[1])
+
+
+_device_copies: dict = {}
+
+
+def _device_weights(weights: np.ndarray):
+    """The filter (or table) in global memory, copied once per distinct content."""
+    key = (weights.shape, weights.tobytes())
+    if key not in _device_copies:
+        _device_copies[key] = cuda.to_device(weights)
+    return _device_copies[key]
+
+
+def _placeholder():
+    """The unused weights argument of constant/frozen kernels (one signature for every source)."""
+    return _device_weights(np.zeros((1, 1), dtype=np.float32))
+
+
+def reference(image, weights, dtype=np.float64) -> np.ndarray:
+    """The filter with NumPy (float64 unless told): edge-padded image, one shifted multiply-add per tap."""
+    image = np.asarray(image, dtype=dtype)
+    weights = np.asarray(weights, dtype=dtype)
+    ky, kx = weights.shape
+    h, w = image.shape
+    padded = np.pad(image, ((ky // 2, ky // 2), (kx // 2, kx // 2)), mode="edge")
+    out = np.zeros((h, w), dtype=dtype)
+    for dy in range(ky):
+        for dx in range(kx):
+            out += weights[dy, dx] * padded[dy:dy + h, dx:dx + w]
+    return out
+
+
+def tolerance(image, weights) -> float:
+    """Absolute float32 accumulation error bound for comparing with reference()."""
+    scale = float(np.max(np.abs(image))) * float(np.sum(np.abs(weights)))
+    return 1e-6 * max(scale, 1.0) * math.sqrt(np.size(weights)) * 8
