@@ -125,7 +125,7 @@ def requests(variant: Variant, shape: tuple[int, int], itemsize: int = 4, block:
         for warp in range(warps):
             lanes = warp_lanes(variant.threads, warp)
             for k in range(tile // variant.rows):
-                # j = threadIdx.y + k * rows, as in the kernels' loops `for j in range(ty, tile, rows)`
+                # tile row j = threadIdx.y + k * rows, as in the kernels' loops over k
                 found += _warp_requests(variant, phase, [(tx, ty + k * variant.rows) for tx, ty in lanes],
                                         x0, y0, h, w, width, itemsize)
     return found

@@ -3,7 +3,9 @@
 Every kernel moves a TILE x TILE tile with a block of TILE x ROWS threads (each thread moves
 TILE / ROWS elements, one per tile row it visits). The kernels are built by small factories
 that close over the tile shape, the padding and the element type as compile-time constants,
-so "tiled" and "padded" are one kernel with pad=0 and pad=1, not two copies.
+so "tiled" and "padded" are one kernel with pad=0 and pad=1, not two copies. Each thread first
+loads all its elements into registers (``held``) and only then stores them, so all its loads
+are in flight together: that is what keeps enough bytes moving to approach the copy ceiling.
 
 The shared tile is a flat array indexed through ``tile_slot`` (seed 003's ``index_tile``); the
 same Python function is compiled into the kernels and called by ``gpgpu_lessons.banks`` to draw
@@ -38,21 +40,26 @@ tile_slot_gpu = cuda.jit(device=True)(tile_slot)
 
 
 @functools.cache
-def _direct_kernel(tile: int, rows: int, transpose: bool):
+def _direct_kernel(tile: int, rows: int, transpose: bool, dtype):
     """Build the copy (transpose=False) or the naive transpose with the given tiling."""
+    per_thread = tile // rows
 
     @cuda.jit
     def copy_or_transpose_direct(a, out):
         """Without shared memory: a warp reads a row; the naive transpose writes it as a column."""
+        held = cuda.local.array(per_thread, dtype)   # registers: all of a thread's loads in flight at once
         h, w = a.shape
         x = cuda.blockIdx.x * tile + cuda.threadIdx.x
-        y0 = cuda.blockIdx.y * tile
-        for j in range(cuda.threadIdx.y, tile, rows):
-            if x < w and y0 + j < h:
+        y0 = cuda.blockIdx.y * tile + cuda.threadIdx.y
+        for k in range(per_thread):
+            if x < w and y0 + k * rows < h:
+                held[k] = a[y0 + k * rows, x]
+        for k in range(per_thread):
+            if x < w and y0 + k * rows < h:
                 if transpose:
-                    out[x, y0 + j] = a[y0 + j, x]   # neighbouring lanes write h elements apart
+                    out[x, y0 + k * rows] = held[k]   # neighbouring lanes write h elements apart
                 else:
-                    out[y0 + j, x] = a[y0 + j, x]
+                    out[y0 + k * rows, x] = held[k]
 
     return copy_or_transpose_direct
 
@@ -61,24 +68,30 @@ def _direct_kernel(tile: int, rows: int, transpose: bool):
 def _shared_kernel(tile: int, rows: int, pad: int, dtype):
     """Build the transpose through a shared tile of tile x (tile + pad) elements of `dtype`."""
     width = tile + pad
+    per_thread = tile // rows
 
     @cuda.jit
     def transpose_through_shared(a, out):
         """Read a tile row by row, write it transposed row by row; pad > 0 spreads a column over the banks."""
         buf = cuda.shared.array(tile * width, dtype)
-        tx = cuda.threadIdx.x
+        held = cuda.local.array(per_thread, dtype)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         h, w = a.shape
         x = cuda.blockIdx.x * tile + tx
         y0 = cuda.blockIdx.y * tile
-        for j in range(cuda.threadIdx.y, tile, rows):
-            if x < w and y0 + j < h:
-                buf[tile_slot_gpu(j, tx, width)] = a[y0 + j, x]       # a warp writes a tile row
+        for k in range(per_thread):
+            if x < w and y0 + ty + k * rows < h:
+                held[k] = a[y0 + ty + k * rows, x]
+        for k in range(per_thread):
+            buf[tile_slot_gpu(ty + k * rows, tx, width)] = held[k]   # a warp writes a tile row
         cuda.syncthreads()
+        for k in range(per_thread):
+            held[k] = buf[tile_slot_gpu(tx, ty + k * rows, width)]   # a warp reads a tile column
         ox = cuda.blockIdx.y * tile + tx                              # output column = input row
-        oy0 = cuda.blockIdx.x * tile                                  # output row = input column
-        for j in range(cuda.threadIdx.y, tile, rows):
-            if ox < h and oy0 + j < w:
-                out[oy0 + j, ox] = buf[tile_slot_gpu(tx, j, width)]   # a warp reads a tile column
+        oy0 = cuda.blockIdx.x * tile + ty                             # output row = input column
+        for k in range(per_thread):
+            if ox < h and oy0 + k * rows < w:
+                out[oy0 + k * rows, ox] = held[k]
 
     return transpose_through_shared
 
@@ -88,29 +101,34 @@ def _wide_kernel(tile: int, rows: int, pad: int):
     """Build the transpose of 4-byte elements that moves two neighbours per 8-byte access."""
     width = tile + pad
     pairs = tile // 2
+    per_thread = tile // rows
 
     @cuda.jit
     def transpose_wide(a2, out2):
         """As transpose_through_shared, but global memory is read and written 8 bytes (two elements) at a time."""
         buf = cuda.shared.array(tile * width, numba.uint32)
-        tx = cuda.threadIdx.x
+        held = cuda.local.array(per_thread, numba.uint64)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         h, w2 = a2.shape                    # a2 is the input seen as pairs: (h, w / 2) uint64
         w, h2 = out2.shape                  # out2 is the output seen as pairs: (w, h / 2)
         x2 = cuda.blockIdx.x * pairs + tx
         y0 = cuda.blockIdx.y * tile
-        for j in range(cuda.threadIdx.y, tile, rows):
-            if x2 < w2 and y0 + j < h:
-                pair = a2[y0 + j, x2]
-                buf[tile_slot_gpu(j, 2 * tx, width)] = pair & _LOW_HALF       # little endian:
-                buf[tile_slot_gpu(j, 2 * tx + 1, width)] = pair >> _HALF_SHIFT  # low half first
+        for k in range(per_thread):
+            if x2 < w2 and y0 + ty + k * rows < h:
+                held[k] = a2[y0 + ty + k * rows, x2]
+        for k in range(per_thread):         # little endian: the low half is the left element
+            buf[tile_slot_gpu(ty + k * rows, 2 * tx, width)] = held[k] & _LOW_HALF
+            buf[tile_slot_gpu(ty + k * rows, 2 * tx + 1, width)] = held[k] >> _HALF_SHIFT
         cuda.syncthreads()
-        ox2 = cuda.blockIdx.y * pairs + tx  # output pair = input rows 2 tx and 2 tx + 1
-        oy0 = cuda.blockIdx.x * tile
-        for j in range(cuda.threadIdx.y, tile, rows):
-            if ox2 < h2 and oy0 + j < w:
-                low = buf[tile_slot_gpu(2 * tx, j, width)]
-                high = buf[tile_slot_gpu(2 * tx + 1, j, width)]
-                out2[oy0 + j, ox2] = (numba.uint64(high) << _HALF_SHIFT) | low
+        for k in range(per_thread):         # output pair tx = input rows 2 tx and 2 tx + 1
+            low = buf[tile_slot_gpu(2 * tx, ty + k * rows, width)]
+            high = buf[tile_slot_gpu(2 * tx + 1, ty + k * rows, width)]
+            held[k] = (numba.uint64(high) << _HALF_SHIFT) | low
+        ox2 = cuda.blockIdx.y * pairs + tx
+        oy0 = cuda.blockIdx.x * tile + ty
+        for k in range(per_thread):
+            if ox2 < h2 and oy0 + k * rows < w:
+                out2[oy0 + k * rows, ox2] = held[k]
 
     return transpose_wide
 
@@ -144,7 +162,8 @@ def _grid(shape, tile: int) -> tuple[int, int]:
 def _direct(a, out, tile, rows, transpose):
     d_a, d_out, to_host = _inputs(a, out, transposed=transpose)
     _check_tiling(tile, rows, 0, 0, tile)
-    _direct_kernel(tile, rows, transpose)[_grid(d_a.shape, tile), (tile, rows)](d_a, d_out)
+    kernel = _direct_kernel(tile, rows, transpose, numba.from_dtype(d_a.dtype))
+    kernel[_grid(d_a.shape, tile), (tile, rows)](d_a, d_out)
     return arrays.returned(d_out, to_host)
 
 
