@@ -67,13 +67,13 @@ def _direct_kernel(tile: int, rows: int, transpose: bool, dtype):
 @functools.cache
 def _shared_kernel(tile: int, rows: int, pad: int, dtype):
     """Build the transpose through a shared tile of tile x (tile + pad) elements of `dtype`."""
-    width = tile + pad
+    width, slots = tile + pad, tile * (tile + pad)   # shared array sizes must be constants
     per_thread = tile // rows
 
     @cuda.jit
     def transpose_through_shared(a, out):
         """Read a tile row by row, write it transposed row by row; pad > 0 spreads a column over the banks."""
-        buf = cuda.shared.array(tile * width, dtype)
+        buf = cuda.shared.array(slots, dtype)
         held = cuda.local.array(per_thread, dtype)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         h, w = a.shape
@@ -99,14 +99,14 @@ def _shared_kernel(tile: int, rows: int, pad: int, dtype):
 @functools.cache
 def _wide_kernel(tile: int, rows: int, pad: int):
     """Build the transpose of 4-byte elements that moves two neighbours per 8-byte access."""
-    width = tile + pad
+    width, slots = tile + pad, tile * (tile + pad)
     pairs = tile // 2
     per_thread = tile // rows
 
     @cuda.jit
     def transpose_wide(a2, out2):
         """As transpose_through_shared, but global memory is read and written 8 bytes (two elements) at a time."""
-        buf = cuda.shared.array(tile * width, numba.uint32)
+        buf = cuda.shared.array(slots, numba.uint32)
         held = cuda.local.array(per_thread, numba.uint64)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         h, w2 = a2.shape                    # a2 is the input seen as pairs: (h, w / 2) uint64
