@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons import runtime
+from gpgpu_lessons import notebook, runtime
 from gpgpu_lessons.kernels import transpose
 
 TRANSPOSES = {
@@ -121,3 +121,13 @@ def test_fft2_by_transposes_matches_numpy(rng):
     got = transpose.fft2_by_transposes(a)
     assert got.dtype == np.complex64
     np.testing.assert_allclose(got, np.fft.fft2(a), rtol=1e-4, atol=1e-4)
+
+
+def test_every_named_variant_and_kernel_lookup(rng):
+    a = random(rng, (6, 40))
+    for name, run in transpose.VARIANTS.items():
+        np.testing.assert_array_equal(run(a), a if name.startswith("copy") else a.T, err_msg=name)
+    for kind in ("copy", "naive", "shared", "wide"):
+        assert "def " in notebook.source(transpose.kernel(kind))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        transpose.kernel("diagonal")

@@ -222,6 +222,32 @@ def transpose(a, *, out=None):
     return padded(a, out=out)
 
 
+def kernel(kind: str, *, tile: int = TILE, rows: int = ROWS, pad: int = 1, dtype=np.float32):
+    """The kernel a wrapper launches ("copy", "naive", "shared" or "wide"), e.g. to show its source."""
+    numba_type = numba.from_dtype(np.dtype(dtype))
+    builders = {"copy": lambda: _direct_kernel(tile, rows, False, numba_type),
+                "naive": lambda: _direct_kernel(tile, rows, True, numba_type),
+                "shared": lambda: _shared_kernel(tile, rows, pad, numba_type),
+                "wide": lambda: _wide_kernel(tile, rows, pad)}
+    if kind not in builders:
+        raise ValueError(f"kind must be one of {sorted(builders)}, got {kind!r}")
+    return builders[kind]()
+
+
+# Every variant the lesson times, name -> wrapper (all take (a, out=...)).
+VARIANTS = {
+    "copy 32x8": copy,
+    "naive 16x16 (seed)": functools.partial(naive, tile=SEED_TILE, rows=SEED_TILE),
+    "tiled 16x16 (seed)": functools.partial(seed, pad=0),
+    "padded 16x16 (seed)": seed,
+    "naive 32x8": naive,
+    "tiled 32x8": tiled,
+    "padded 32x8": padded,
+    "padded 64x8": functools.partial(padded, tile=64, rows=8),
+    "wide 32x8 (64x64 tile)": wide,
+}
+
+
 # ---- why transposes matter -----------------------------------------------------------------
 
 BINOMIAL_5 = np.array([1, 4, 6, 4, 1], dtype=np.float32) / 16
