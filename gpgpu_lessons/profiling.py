@@ -161,7 +161,11 @@ def main(argv: list[str]) -> int:
     if reason:
         print(f"gpgpu_lessons.profiling: not collecting counters: {reason}.")
         return 0
-    data = collect()
+    try:
+        data = collect()
+    except RuntimeError as error:
+        print(f"gpgpu_lessons.profiling: {error}")
+        return 1
     where = results.record(KEY, data)
     for row in data["rows"]:
         print(" | ".join("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
