@@ -148,8 +148,10 @@ def collect() -> dict:
                    "--metrics", ",".join(METRICS), sys.executable, "-m", "gpgpu_lessons.profiling", "--launch"]
         done = subprocess.run(command, capture_output=True, text=True)
         text = open(log).read() if os.path.exists(log) else ""
-        if done.returncode != 0 or not text:
-            raise RuntimeError(f"ncu failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}\n{text[-2000:]}")
+    if '"ID"' not in text:       # the table went to stdout after all
+        text += "\n" + done.stdout
+    if done.returncode != 0 or '"ID"' not in text:
+        raise RuntimeError(f"ncu failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}\n{text[-2000:]}")
     return table(parse_csv(text))
 
 

@@ -125,3 +125,23 @@ def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch)
     monkeypatch.setattr(profiling.shutil, "which", lambda name: None)
     assert profiling.main([]) == 0
     assert "not collecting counters" in capsys.readouterr().out
+
+
+def test_collect_runs_ncu_on_the_launching_child(monkeypatch):
+    """ncu itself is faked: it writes a FORMAT SAMPLE (made-up numbers) with one kernel per launch."""
+    header = NCU_FORMAT_SAMPLE.splitlines()[3]
+    rows = [f'"{i}","1","python","h","kernel{i}","1","7","(32, 8, 1)","(1, 1, 1)","0","9.0","s",'
+            f'"gpu__time_duration.sum","nsecond","{1000 + i}"' for i in range(len(profiling.LAUNCHES))]
+    seen = {}
+
+    def fake_run(command, **kwargs):
+        seen["command"] = command
+        log = command[command.index("--log-file") + 1]
+        with open(log, "w") as f:
+            f.write("\n".join(["==PROF== made up", header, *rows]) + "\n")
+        return profiling.subprocess.CompletedProcess(command, 0, stdout="", stderr="")
+
+    monkeypatch.setattr(profiling.subprocess, "run", fake_run)
+    data = profiling.collect()
+    assert seen["command"][:3] == ["ncu", "--clock-control", "none"] and seen["command"][-1] == "--launch"
+    assert [row[2] for row in data["rows"]] == [(1000 + i) / 1e3 for i in range(len(profiling.LAUNCHES))]
