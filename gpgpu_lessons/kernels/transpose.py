@@ -245,6 +245,7 @@ VARIANTS = {
     "padded 32x8": padded,
     "padded 64x8": functools.partial(padded, tile=64, rows=8),
     "wide 32x8 (64x64 tile)": wide,
+    "wide 32x4 (64x64 tile)": functools.partial(wide, rows=4),
 }
 
 
