@@ -30,7 +30,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=$(HOST) --notebook-dir=notebooks $(ROOT_FLAG)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=900 notebooks/*.ipynb
