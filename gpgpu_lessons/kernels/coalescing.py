@@ -148,12 +148,18 @@ def _copy_unrolled_kernel(dtype, unroll):
         width = cuda.blockDim.x
         step = cuda.gridDim.x * width * unroll
         for base in range(cuda.blockIdx.x * width * unroll + cuda.threadIdx.x, src.size, step):
-            for k in range(unroll):           # loads first: they are all in flight together
-                if base + k * width < src.size:
+            if base + (unroll - 1) * width < src.size:  # a whole step: no checks
+                for k in range(unroll):       # loads first: they are all in flight together
                     held[k] = load_element(src, base + k * width)
-            for k in range(unroll):
-                if base + k * width < src.size:
+                for k in range(unroll):
                     store_element(dst, base + k * width, held[k])
+            else:                             # the last, partial step
+                for k in range(unroll):
+                    if base + k * width < src.size:
+                        held[k] = load_element(src, base + k * width)
+                for k in range(unroll):
+                    if base + k * width < src.size:
+                        store_element(dst, base + k * width, held[k])
 
     return copy_unrolled
 
