@@ -82,11 +82,35 @@ def test_copy_wide(rng, element_bytes, unroll):
     np.testing.assert_array_equal(out.copy_to_host(), a)
 
 
-@pytest.mark.parametrize("blocks", [1, 3])
+@pytest.mark.parametrize("blocks", [1, 3, 1000])
 def test_copy_wide_grid_stride_loops_over_the_rest(rng, blocks):
-    a = rng.random(2 * 101, dtype=np.float64) + 1
+    a = rng.random(2 * 101, dtype=np.float64) + 1   # 1000 blocks: more than needed, no loop
     got = coalescing.copy_wide(a, element_bytes=8, unroll=2, threads=4, blocks=blocks)
     np.testing.assert_array_equal(got, a)
+
+
+@settings(max_examples=10, deadline=None)
+@given(elements=st.integers(1, 90), element_bytes=st.sampled_from([4, 8, 16]),
+       unroll=st.sampled_from(coalescing.UNROLLS), threads=st.sampled_from([1, 4, 32]),
+       blocks=st.one_of(st.none(), st.integers(1, 4)))
+def test_copy_wide_any_shape(elements, element_bytes, unroll, threads, blocks):
+    a = np.arange(1, elements * element_bytes // 4 + 1, dtype=np.uint32)
+    out = poisoned(a.size, np.uint32)
+    coalescing.copy_wide(cuda.to_device(a), element_bytes=element_bytes, unroll=unroll,
+                         threads=threads, blocks=blocks, out=out)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+def test_copy_wide_launcher_checks_once_and_launches_each_call(rng):
+    a = rng.random(4 * 37, dtype=np.float32) + 1
+    d_a, out = cuda.to_device(a), poisoned(a.size)
+    launch = coalescing.copy_wide_launcher(d_a, out, element_bytes=16, unroll=2, threads=8)
+    np.testing.assert_array_equal(out.copy_to_host()[:4], np.full(4, np.nan))  # nothing ran yet
+    launch()
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+    d_a.copy_to_device(a + 1)
+    launch()
+    np.testing.assert_array_equal(out.copy_to_host(), a + 1)
 
 
 # ---- seed 004's dot products ----
@@ -170,6 +194,12 @@ def test_bad_input_errors():
         coalescing.copy_wide(a, blocks=0)
     with pytest.raises(ValueError, match="out must have shape"):
         coalescing.copy_wide(a, out=cuda.device_array(11, dtype=np.float32))
+    with pytest.raises(TypeError, match="a must be a device array"):
+        coalescing.copy_wide_launcher(a, cuda.device_array(12, dtype=np.float32))
+    with pytest.raises(TypeError, match="out must be a device array"):
+        coalescing.copy_wide_launcher(cuda.to_device(a), a)
+    with pytest.raises(ValueError, match="unroll must be one of"):
+        coalescing.copy_wide_launcher(cuda.to_device(a), cuda.device_array(12, dtype=np.float32), unroll=5)
     with pytest.raises(ValueError, match="same shape and dtype"):
         coalescing.dot(a, np.ones(12, dtype=np.float64))
     with pytest.raises(ValueError, match="same shape and dtype"):

@@ -138,28 +138,37 @@ def copy_strided(src, dst, stride, offset):
         dst[j] = src[j]
 
 
-def _copy_unrolled_kernel(dtype, unroll):
-    """Build the unrolled copy for one element type and unroll factor (compile-time constants)."""
+def _copy_unrolled_kernel(dtype, unroll, grid_stride):
+    """Build the unrolled copy for one element type, unroll factor and loop choice (compile-time constants)."""
 
     @cuda.jit
     def copy_unrolled(src, dst):
-        """Grid-stride copy: each thread loads `unroll` elements a block apart, all before its first store."""
+        """Each thread copies `unroll` elements a block apart, loads before stores; grid_stride: then loops."""
         held = cuda.local.array(unroll, dtype)
         width = cuda.blockDim.x
-        step = cuda.gridDim.x * width * unroll
-        for base in range(cuda.blockIdx.x * width * unroll + cuda.threadIdx.x, src.size, step):
-            for k in range(unroll):           # loads first: they are all in flight together
-                if base + k * width < src.size:
+        base = cuda.blockIdx.x * width * unroll + cuda.threadIdx.x
+        while base < src.size:
+            if base + (unroll - 1) * width < src.size:  # a whole step: no checks
+                for k in range(unroll):       # loads first: they are all in flight together
                     held[k] = load_element(src, base + k * width)
-            for k in range(unroll):
-                if base + k * width < src.size:
+                for k in range(unroll):
                     store_element(dst, base + k * width, held[k])
+            else:                             # the last, partial step
+                for k in range(unroll):
+                    if base + k * width < src.size:
+                        held[k] = load_element(src, base + k * width)
+                for k in range(unroll):
+                    if base + k * width < src.size:
+                        store_element(dst, base + k * width, held[k])
+            if not grid_stride:
+                break                         # the grid covers the data: one step per thread
+            base += cuda.gridDim.x * width * unroll
 
     return copy_unrolled
 
 
-copy_unrolled = {(np.dtype(t), u): _copy_unrolled_kernel(numba.from_dtype(t), u)
-                 for t in WIDE_DTYPES.values() for u in UNROLLS}
+copy_unrolled = {(np.dtype(t), u, g): _copy_unrolled_kernel(numba.from_dtype(t), u, g)
+                 for t in WIDE_DTYPES.values() for u in UNROLLS for g in (False, True)}
 
 
 def _dot_partials_kernel(dtype):
@@ -248,15 +257,38 @@ def copy_with_stride(a, *, stride: int = 1, offset: int = 0, out=None, threads: 
     return arrays.returned(d_out, to_host)
 
 
-def copy_wide(a, *, element_bytes: int = 16, unroll: int = 4, out=None, threads: int = THREADS,
+def copy_wide(a, *, element_bytes: int = 16, unroll: int = 1, out=None, threads: int = THREADS,
               blocks: int | None = None):
     """Copy through `element_bytes`-wide elements (a view of the same bytes), `unroll` per thread.
 
-    Any contiguous 1-D array whose size in bytes is a multiple of element_bytes; blocks defaults
-    to enough to fill the GPU (each thread then loops, grid-stride, over several groups).
+    Any contiguous 1-D array whose size in bytes is a multiple of element_bytes. blocks=None
+    gives the grid that covers the data (each thread one step); fewer blocks make each thread
+    loop over several steps (grid-stride), e.g. blocks=fill_blocks(threads).
     """
     d_a, to_host = arrays.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
     d_out = arrays.device_output(out, d_a.shape, d_a.dtype)
+    _copy_wide_launch(d_a, d_out, element_bytes, unroll, threads, blocks)()
+    return arrays.returned(d_out, to_host)
+
+
+def copy_wide_launcher(a, out, *, element_bytes: int = 16, unroll: int = 1, threads: int = THREADS,
+                       blocks: int | None = None):
+    """Check everything once; return launch(), which starts copy_wide(a, out=out, ...) with no checks.
+
+    For benchmarks: a kernel of half a millisecond cannot hide the wrapper's checks in Python.
+    a and out must be device arrays.
+    """
+    for name, array in (("a", a), ("out", out)):
+        if not arrays.is_device_array(array):
+            raise TypeError(f"{name} must be a device array (cuda.to_device, cuda.device_array), "
+                            f"got {type(array).__name__}")
+    d_a, _ = arrays.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
+    d_out = arrays.device_output(out, d_a.shape, d_a.dtype)
+    return _copy_wide_launch(d_a, d_out, element_bytes, unroll, threads, blocks)
+
+
+def _copy_wide_launch(d_a, d_out, element_bytes, unroll, threads, blocks):
+    """Check copy_wide's own arguments and return a zero-argument launch of the kernel."""
     threads = arrays.check_threads(threads)
     if element_bytes not in WIDE_BYTES:
         raise ValueError(f"element_bytes must be one of {WIDE_BYTES}, got {element_bytes!r}")
@@ -270,12 +302,14 @@ def copy_wide(a, *, element_bytes: int = 16, unroll: int = 4, out=None, threads:
                          f"need aligned addresses; copy it to a fresh device array first")
     wide = WIDE_DTYPES[element_bytes]
     src, dst = d_a.view(wide), d_out.view(wide)
+    needed = arrays.blocks_for(src.size, threads * unroll)
     if blocks is None:
-        blocks = min(arrays.blocks_for(src.size, threads * unroll), fill_blocks(threads))
+        blocks = needed
     elif not isinstance(blocks, (int, np.integer)) or blocks < 1:
         raise ValueError(f"blocks must be a positive integer, got {blocks!r}")
-    copy_unrolled[wide, unroll][blocks, threads](src, dst)
-    return arrays.returned(d_out, to_host)
+    grid_stride = blocks < needed
+    configured = copy_unrolled[wide, unroll, grid_stride][min(blocks, needed), threads]
+    return lambda: configured(src, dst)
 
 
 def _dot_inputs(x, y):
