@@ -62,7 +62,8 @@ FAST_FLIPS = [(sm.flip_horizontal_fast, sm.flip_horizontal_reference), (sm.flip_
 def test_word_flips_in_every_configuration(kernel, reference, word_bytes, per_thread, threads, rows, rng,
                                            monkeypatch):
     # several runs of words per row, a last run cut short, rows that do not fill the last block
-    monkeypatch.setattr(sm, "FLIP_WORD_BYTES", {False: word_bytes, True: min(word_bytes, 8)})
+    monkeypatch.setattr(sm, "FLIP_WORD_BYTES", {(h, c): min(word_bytes, 8) if h else word_bytes
+                                                for h in (False, True) for c in (1, 3)})
     for name, value in [("FLIP_PER_THREAD", per_thread), ("FLIP_THREADS", threads), ("FLIP_ROWS", rows)]:
         monkeypatch.setattr(sm, name, value)
     for shape in [(5, 16 * 40), (4, 16 * 11, 3)]:

@@ -20,9 +20,10 @@ from .coalescing import load_element, store_element
 WORDS_PER_THREAD = 4  # 4-byte words each thread of a word kernel moves: 16 bytes in flight per thread
 WORD_THREADS = 256
 WORD_TYPES = {4: uint32, 8: uint64, 16: complex128}  # a complex128 view moves 16 bytes per access
-# The fast flips' launch (tuned on an H200, .scratch/tune.py): the widest word a row allows, up to
-# FLIP_WORD_BYTES[horizontal]; FLIP_PER_THREAD words per thread; blocks of FLIP_THREADS x FLIP_ROWS.
-FLIP_WORD_BYTES = {False: 16, True: 8}
+# The fast flips' launch, tuned on an H200 (16384 x 16384 gray and 9472 x 9472 RGB): the widest word a row
+# allows, up to FLIP_WORD_BYTES[(horizontal, channels)]; FLIP_PER_THREAD words per thread; blocks of
+# FLIP_THREADS x FLIP_ROWS threads. RGB mirrors in 4-byte words: shuffling 24 bytes of 8-byte words cost more.
+FLIP_WORD_BYTES = {(False, 1): 16, (False, 3): 16, (True, 1): 8, (True, 3): 4}
 FLIP_PER_THREAD = 4
 FLIP_THREADS = 256
 FLIP_ROWS = 1
@@ -128,7 +129,7 @@ def _flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thr
 
 
 @functools.lru_cache(maxsize=None)
-def flip_words_kernel(horizontal: bool, channels: int = 1, word_bytes: int = 4, per_thread: int = WORDS_PER_THREAD):
+def flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
     """The word-wise flip kernel for these constants (compiled once per combination)."""
     if word_bytes not in WORD_TYPES or (horizontal and word_bytes == 16):
         raise ValueError(f"word_bytes must be 4 or 8 (16 for the vertical flip), got {word_bytes}")
@@ -136,8 +137,9 @@ def flip_words_kernel(horizontal: bool, channels: int = 1, word_bytes: int = 4, 
 
 
 # the kernels the fast wrappers use on aligned rows of whole words (the notebook shows these)
-flip_vertical_words = flip_words_kernel(False, 1, FLIP_WORD_BYTES[False], FLIP_PER_THREAD)
-flip_horizontal_words = {c: flip_words_kernel(True, c, FLIP_WORD_BYTES[True], FLIP_PER_THREAD) for c in (1, MAX_CHANNELS)}
+flip_vertical_words = flip_words_kernel(False, 1, FLIP_WORD_BYTES[(False, 1)], FLIP_PER_THREAD)
+flip_horizontal_words = {c: flip_words_kernel(True, c, FLIP_WORD_BYTES[(True, c)], FLIP_PER_THREAD)
+                         for c in (1, MAX_CHANNELS)}
 
 
 # ---- mosaic: one block per tile -----------------------------------------------------------------
@@ -293,7 +295,8 @@ def flip_word_bytes(d_image, shape, horizontal: bool, widest: int | None = None)
     Vertical: each row's bytes are whole words. Horizontal: each group of `word_bytes` pixels is
     `channels` whole words, so the width must be a multiple of the word size.
     """
-    widest = FLIP_WORD_BYTES[horizontal] if widest is None else widest
+    channels = 1 if len(shape) == 2 else shape[2]
+    widest = FLIP_WORD_BYTES[(horizontal, channels)] if widest is None else widest
     row_bytes = d_image.size // max(1, shape[0])
     address = _address(d_image)
     for word_bytes in (16, 8, 4):
@@ -301,11 +304,6 @@ def flip_word_bytes(d_image, shape, horizontal: bool, widest: int | None = None)
         if word_bytes <= widest and whole and address % word_bytes == 0:
             return word_bytes
     return 0
-
-
-def words_fit(shape) -> bool:
-    """True when the word-wise flips apply: every row is whole 4-byte words (width a multiple of 4)."""
-    return shape[1] % 4 == 0
 
 
 def _plan_flip_fast(image, *, out=None, horizontal: bool, word_bytes=None, per_thread=None, threads=None,
@@ -322,7 +320,7 @@ def _plan_flip_fast(image, *, out=None, horizontal: bool, word_bytes=None, per_t
         d_out, _, kernel, kernel_args = _plan_flip(d_src.reshape(shape), out=d_out, horizontal=horizontal)
         return d_out, to_host, kernel, kernel_args
     per_thread = per_thread or FLIP_PER_THREAD
-    height, channels = shape[0], d_src.shape[2]
+    height, channels = shape[0], d_src.shape[2] if horizontal else 1  # a vertical flip moves rows whole
     kernel = flip_words_kernel(horizontal, channels, word_bytes, per_thread)
     dtype = np.complex128 if word_bytes == 16 else np.dtype(f"u{word_bytes}")
     src, dst = d_src.reshape(d_src.size).view(dtype), d_dst.reshape(d_dst.size).view(dtype)
