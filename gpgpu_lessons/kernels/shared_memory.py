@@ -85,10 +85,10 @@ def _flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thr
 
     @cuda.jit
     def flip_vertical_words(src, dst, height, words):
-        """Vertical flip on words: row y of dst is row height-1-y of src, each thread moving several words."""
+        """Vertical flip on words: row y of dst is row height-1-y of src, several words per thread."""
         first = cuda.blockIdx.y * cuda.blockDim.x * per_thread + cuda.threadIdx.x
         held = cuda.local.array(held_words, word)
-        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: no loop, no 65535 limit
+        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: up to 2**31 - 1
         if y < height:
             for k in range(per_thread):  # all loads first: per_thread loads in flight per thread
                 i = first + k * cuda.blockDim.x  # thread t, word t of a warp's run: coalesced
@@ -101,14 +101,14 @@ def _flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thr
 
     @cuda.jit
     def flip_horizontal_words(src, dst, height, words):
-        """Horizontal flip on words: word_bytes pixels are `channels` words; reverse the groups and the pixels in them."""
-        groups = words // channels  # groups of word_bytes pixels in a row
+        """Horizontal flip on words: mirror groups of word_bytes pixels, reverse the pixels inside."""
+        groups = words // channels  # a group: word_bytes pixels in `channels` words
         first = cuda.blockIdx.y * cuda.blockDim.x * per_thread + cuda.threadIdx.x
         held = cuda.local.array(held_words, word)
         y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
         if y < height:
             row = y * words
-            for k in range(per_thread):  # load the mirrored groups: a warp reads a run backwards, coalesced
+            for k in range(per_thread):  # load mirrored groups: a warp reads a run backwards
                 g = first + k * cuda.blockDim.x
                 if g < groups:
                     for w in range(channels):
@@ -118,11 +118,11 @@ def _flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thr
                 if g < groups:
                     for w in range(channels):
                         out = word(0)
-                        for b in range(word_bytes):  # gray: a byte swap, which the compiler makes a few prmt
-                            j = word_bytes * w + b  # byte j of the output group is channel j % channels
-                            s = (word_bytes - 1 - j // channels) * channels + j % channels  # of the mirrored pixel
-                            byte = (held[k * channels + s // word_bytes] >> word(8 * (s % word_bytes))) & word(0xFF)
-                            out |= byte << word(8 * b)
+                        for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
+                            j = word_bytes * w + b  # output byte j: pixel j // channels
+                            s = (word_bytes - 1 - j // channels) * channels + j % channels  # its source
+                            byte = held[k * channels + s // word_bytes] >> word(8 * (s % word_bytes))
+                            out |= (byte & word(0xFF)) << word(8 * b)
                         dst[row + g * channels + w] = out
 
     return flip_horizontal_words if horizontal else flip_vertical_words
