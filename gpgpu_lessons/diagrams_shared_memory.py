@@ -24,7 +24,7 @@ def _box(ax, x, y, w, h, text, colour, *, fontsize=8, weight="normal", edge="bla
 
 def memory_hierarchy():
     """The memories of a GPU: on chip (per SM, then L2) and off chip (HBM), with who can see each."""
-    fig, ax = plt.subplots(figsize=(10, 5.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(10, 5.1), layout="constrained")
     ax.set_xlim(0, 11)
     ax.set_ylim(0, 7.4)
     ax.axis("off")

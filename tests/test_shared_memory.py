@@ -18,8 +18,9 @@ BASICS = [
 ]
 BASIC_IDS = [kernel.__name__ for kernel, _ in BASICS]
 # awkward shapes: 1 x N, N x 1, primes, not multiples of the 32 x 8 block; widths that are and are not
-# whole 4-byte words (the fast flips fall back to one pixel per thread for the latter); RGB
-SHAPES = [(1, 1), (1, 3), (1, 31), (31, 1), (7, 13), (9, 8), (2, 36), (3, 5, 3), (5, 8, 3), (1, 4, 3)]
+# whole words of 4, 8 or 16 bytes (the fast flips fall back to one pixel per thread for none); RGB
+SHAPES = [(1, 1), (1, 3), (1, 31), (31, 1), (7, 13), (9, 8), (2, 36), (3, 32), (3, 5, 3), (5, 8, 3), (1, 4, 3),
+          (2, 16, 3)]
 MOSAICS = [sm.mosaic_one_thread, sm.mosaic_shared_one_thread, sm.mosaic_parallel]
 MOSAIC_IDS = [m.__name__ for m in MOSAICS]
 
@@ -53,11 +54,44 @@ def test_basics_take_and_return_device_arrays(kernel, reference, rng):
     assert isinstance(kernel(a), np.ndarray)
 
 
-@pytest.mark.parametrize("kernel, reference", BASICS[3:4] + BASICS[5:6], ids=BASIC_IDS[3:4] + BASIC_IDS[5:6])
-def test_word_flips_walk_rows_beyond_the_grid(kernel, reference, rng, monkeypatch):
-    monkeypatch.setattr(sm, "MAX_GRID_Y", 2)  # fewer blocks than rows: the grid-stride loop over rows runs
-    a = image(rng, (7, 8))
-    np.testing.assert_array_equal(kernel(a), reference(a))
+FAST_FLIPS = [(sm.flip_horizontal_fast, sm.flip_horizontal_reference), (sm.flip_vertical_fast, sm.flip_vertical_reference)]
+
+
+@pytest.mark.parametrize("word_bytes, per_thread, threads, rows", [(4, 1, 32, 1), (8, 3, 32, 2), (16, 2, 64, 3)])
+@pytest.mark.parametrize("kernel, reference", FAST_FLIPS, ids=["horizontal", "vertical"])
+def test_word_flips_in_every_configuration(kernel, reference, word_bytes, per_thread, threads, rows, rng,
+                                           monkeypatch):
+    # several runs of words per row, a last run cut short, rows that do not fill the last block
+    monkeypatch.setattr(sm, "FLIP_WORD_BYTES", {(h, c): min(word_bytes, 8) if h else word_bytes
+                                                for h in (False, True) for c in (1, 3)})
+    for name, value in [("FLIP_PER_THREAD", per_thread), ("FLIP_THREADS", threads), ("FLIP_ROWS", rows)]:
+        monkeypatch.setattr(sm, name, value)
+    for shape in [(5, 16 * 40), (4, 16 * 11, 3)]:
+        a = image(rng, shape)
+        expected = reference(a)
+        d_out = poisoned_like(expected)
+        kernel(cuda.to_device(a), out=d_out)
+        np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
+@pytest.mark.parametrize("kernel, reference", FAST_FLIPS, ids=["horizontal", "vertical"])
+def test_word_flips_use_narrower_words_for_a_misaligned_image(kernel, reference, rng):
+    a = image(rng, (4, 16))
+    d_flat = cuda.to_device(np.concatenate([np.zeros(8, np.uint8), a.ravel()]))
+    d_a = d_flat[8:].reshape(4, 16)  # starts 8 bytes into an allocation: 16-byte words would be misaligned
+    assert sm.flip_word_bytes(d_a, a.shape, horizontal=False) == 8
+    np.testing.assert_array_equal(kernel(d_a).copy_to_host(), reference(a))
+
+
+def test_word_flips_refuse_rows_too_long_for_the_grid(monkeypatch):
+    monkeypatch.setattr(sm, "MAX_GRID_Y", 1)
+    with pytest.raises(ValueError, match="blocks in y, more than CUDA's 1"):
+        sm.flip_vertical_fast(np.ones((2, 16 * 1024 * 4 + 16), dtype=np.uint8))
+
+
+def test_horizontal_flip_has_no_16_byte_words():
+    with pytest.raises(ValueError, match="word_bytes must be 4 or 8"):
+        sm.flip_words_kernel(True, 1, 16, 4)
 
 
 @pytest.mark.parametrize("wrapper, args, reference", [
@@ -216,7 +250,7 @@ def test_word_kernels_hold_their_words_in_registers(wrapper, kernel, rng):
     wrapper(image(rng, (4, 64)))  # compile
     for ptx in kernel.inspect_asm().values():
         assert ".local" not in ptx, "the held words spilled to local memory: the loops were not unrolled"
-        assert ptx.count("ld.global") >= sm.WORDS_PER_THREAD  # several word loads per thread, before the stores
+        assert ptx.count("ld.global") >= sm.FLIP_PER_THREAD  # several word loads per thread, before the stores
 
 
 def test_lesson_pictures_draw():

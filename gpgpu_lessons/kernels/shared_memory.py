@@ -9,13 +9,24 @@ of the tile (edge tiles of an image that the tile size does not divide are small
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from numba import cuda, int32, uint32
+from numba import complex128, cuda, int32, uint32, uint64
 
 from .. import arrays
+from .coalescing import load_element, store_element
 
 WORDS_PER_THREAD = 4  # 4-byte words each thread of a word kernel moves: 16 bytes in flight per thread
 WORD_THREADS = 256
+WORD_TYPES = {4: uint32, 8: uint64, 16: complex128}  # a complex128 view moves 16 bytes per access
+# The fast flips' launch, tuned on an H200 (16384 x 16384 gray and 9472 x 9472 RGB): the widest word a row
+# allows, up to FLIP_WORD_BYTES[(horizontal, channels)]; FLIP_PER_THREAD words per thread; blocks of
+# FLIP_THREADS x FLIP_ROWS threads. RGB mirrors in 4-byte words: shuffling 24 bytes of 8-byte words cost more.
+FLIP_WORD_BYTES = {(False, 1): 16, (False, 3): 16, (True, 1): 8, (True, 3): 4}
+FLIP_PER_THREAD = 4
+FLIP_THREADS = 256
+FLIP_ROWS = 1
 PIXEL_BLOCK = (32, 8)  # (x, y) threads of the one-pixel-per-thread kernels: a warp reads 32 neighbours
 MAX_TILE = 32  # a mosaic tile is one block of tile x tile threads: at most 32 x 32 = 1024
 PARALLEL_THREADS = 256  # the parallel mosaic's block: size x (256 // size) threads, each adding a strip of rows
@@ -67,56 +78,68 @@ def negative_words(src_words, dst_words, src_bytes, dst_bytes):
             dst_bytes[b] = 255 - src_bytes[b]
 
 
-@cuda.jit
-def flip_vertical_words(src, dst):
-    """Vertical flip on 4-byte words: row y of dst is row height-1-y of src, copied word by word."""
-    height, words = src.shape
-    first = cuda.blockIdx.x * cuda.blockDim.x * WORDS_PER_THREAD + cuda.threadIdx.x
-    held = cuda.local.array(WORDS_PER_THREAD, uint32)
-    for y in range(cuda.blockIdx.y, height, cuda.gridDim.y):
-        for k in range(WORDS_PER_THREAD):
-            i = first + k * cuda.blockDim.x
-            if i < words:
-                held[k] = src[height - 1 - y, i]
-        for k in range(WORDS_PER_THREAD):
-            i = first + k * cuda.blockDim.x
-            if i < words:
-                dst[y, i] = held[k]
-
-
-def _flip_horizontal_words_kernel(channels):
-    """Build the word-wise horizontal flip for one channel count (the byte shuffle is unrolled)."""
-    held_words = WORDS_PER_THREAD * channels  # a compile-time constant for the local array's size
+def _flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
+    """Build a word-wise flip for compile-time constants: direction, channels, word size, words per thread."""
+    word = WORD_TYPES[word_bytes]  # uint32, uint64 or (vertical only) complex128: 16 bytes in one access
+    held_words = per_thread * channels  # a compile-time constant: the local array lives in registers
 
     @cuda.jit
-    def flip_horizontal_words(src, dst):
-        """Horizontal flip on words: 4 pixels are `channels` words; reverse the groups and the pixels in them."""
-        height, words = src.shape
-        groups = words // channels  # groups of 4 pixels in a row
-        first = cuda.blockIdx.x * cuda.blockDim.x * WORDS_PER_THREAD + cuda.threadIdx.x
-        held = cuda.local.array(held_words, uint32)
-        for y in range(cuda.blockIdx.y, height, cuda.gridDim.y):
-            for k in range(WORDS_PER_THREAD):  # load the mirrored groups
+    def flip_vertical_words(src, dst, height, words):
+        """Vertical flip on words: row y of dst is row height-1-y of src, several words per thread."""
+        first = cuda.blockIdx.y * cuda.blockDim.x * per_thread + cuda.threadIdx.x
+        held = cuda.local.array(held_words, word)
+        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: up to 2**31 - 1
+        if y < height:
+            for k in range(per_thread):  # all loads first: per_thread loads in flight per thread
+                i = first + k * cuda.blockDim.x  # thread t, word t of a warp's run: coalesced
+                if i < words:
+                    held[k] = load_element(src, (height - 1 - y) * words + i)
+            for k in range(per_thread):
+                i = first + k * cuda.blockDim.x
+                if i < words:
+                    store_element(dst, y * words + i, held[k])
+
+    @cuda.jit
+    def flip_horizontal_words(src, dst, height, words):
+        """Horizontal flip on words: mirror groups of word_bytes pixels, reverse the pixels inside."""
+        groups = words // channels  # a group: word_bytes pixels in `channels` words
+        first = cuda.blockIdx.y * cuda.blockDim.x * per_thread + cuda.threadIdx.x
+        held = cuda.local.array(held_words, word)
+        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
+        if y < height:
+            row = y * words
+            for k in range(per_thread):  # load mirrored groups: a warp reads a run backwards
                 g = first + k * cuda.blockDim.x
                 if g < groups:
                     for w in range(channels):
-                        held[k * channels + w] = src[y, (groups - 1 - g) * channels + w]
-            for k in range(WORDS_PER_THREAD):  # reverse the 4 pixels of each group, store
+                        held[k * channels + w] = src[row + (groups - 1 - g) * channels + w]
+            for k in range(per_thread):  # reverse the pixels of each group, store
                 g = first + k * cuda.blockDim.x
                 if g < groups:
                     for w in range(channels):
-                        word = uint32(0)
-                        for b in range(4):
-                            j = 4 * w + b  # byte j of the output group is channel j % channels
-                            s = (3 - j // channels) * channels + j % channels  # of the mirrored pixel
-                            byte = (held[k * channels + s // 4] >> uint32(8 * (s % 4))) & uint32(0xFF)
-                            word |= byte << uint32(8 * b)
-                        dst[y, g * channels + w] = word
+                        out = word(0)
+                        for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
+                            j = word_bytes * w + b  # output byte j: pixel j // channels
+                            s = (word_bytes - 1 - j // channels) * channels + j % channels  # its source
+                            byte = held[k * channels + s // word_bytes] >> word(8 * (s % word_bytes))
+                            out |= (byte & word(0xFF)) << word(8 * b)
+                        dst[row + g * channels + w] = out
 
-    return flip_horizontal_words
+    return flip_horizontal_words if horizontal else flip_vertical_words
 
 
-flip_horizontal_words = {c: _flip_horizontal_words_kernel(c) for c in (1, MAX_CHANNELS)}
+@functools.lru_cache(maxsize=None)
+def flip_words_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
+    """The word-wise flip kernel for these constants (compiled once per combination)."""
+    if word_bytes not in WORD_TYPES or (horizontal and word_bytes == 16):
+        raise ValueError(f"word_bytes must be 4 or 8 (16 for the vertical flip), got {word_bytes}")
+    return _flip_words_kernel(horizontal, channels, word_bytes, per_thread)
+
+
+# the kernels the fast wrappers use on aligned rows of whole words (the notebook shows these)
+flip_vertical_words = flip_words_kernel(False, 1, FLIP_WORD_BYTES[(False, 1)], FLIP_PER_THREAD)
+flip_horizontal_words = {c: flip_words_kernel(True, c, FLIP_WORD_BYTES[(True, c)], FLIP_PER_THREAD)
+                         for c in (1, MAX_CHANNELS)}
 
 
 # ---- mosaic: one block per tile -----------------------------------------------------------------
@@ -232,22 +255,6 @@ def _word_threads(words: int) -> int:
     return min(WORD_THREADS, 32 * arrays.blocks_for(max(1, arrays.blocks_for(words, WORDS_PER_THREAD)), 32))
 
 
-def _word_grid(height: int, words: int):
-    """Blocks for the row-wise word kernels: x covers a row's words, y the rows (grid-stride beyond 65535)."""
-    threads = _word_threads(words)
-    return (arrays.blocks_for(words, threads * WORDS_PER_THREAD), min(height, MAX_GRID_Y)), threads
-
-
-def _row_words(d_image, shape):
-    """The image as (height, words) uint32: each row as whole 4-byte words."""
-    return d_image.reshape(shape[0], d_image.size // shape[0]).view(np.uint32)
-
-
-def words_fit(shape) -> bool:
-    """True when the word-wise flips apply: every row is whole 4-byte words (width a multiple of 4)."""
-    return shape[1] % 4 == 0
-
-
 def _plan_negative(image, *, out=None):
     d_src, to_host, shape = _image(image)
     d_out, d_dst = _output(out, shape)
@@ -276,19 +283,55 @@ def _plan_negative_fast(image, *, out=None):
     return d_out, to_host, negative_words[blocks, threads], (src_words, dst_words, src_bytes, dst_bytes)
 
 
-def _plan_flip_fast(image, *, out=None, horizontal: bool):
+def _address(d_array) -> int:
+    """The device address of an array's first byte (in the simulator: of the host array behind it)."""
+    interface = getattr(d_array, "__cuda_array_interface__", None)
+    return interface["data"][0] if interface else d_array._ary.ctypes.data
+
+
+def flip_word_bytes(d_image, shape, horizontal: bool, widest: int | None = None) -> int:
+    """The widest word (16, 8 or 4 bytes; 0: none) that whole rows split into, aligned in memory.
+
+    Vertical: each row's bytes are whole words. Horizontal: each group of `word_bytes` pixels is
+    `channels` whole words, so the width must be a multiple of the word size.
+    """
+    channels = 1 if len(shape) == 2 else shape[2]
+    widest = FLIP_WORD_BYTES[(horizontal, channels)] if widest is None else widest
+    row_bytes = d_image.size // max(1, shape[0])
+    address = _address(d_image)
+    for word_bytes in (16, 8, 4):
+        whole = (shape[1] if horizontal else row_bytes) % word_bytes == 0
+        if word_bytes <= widest and whole and address % word_bytes == 0:
+            return word_bytes
+    return 0
+
+
+def _plan_flip_fast(image, *, out=None, horizontal: bool, word_bytes=None, per_thread=None, threads=None,
+                    rows=None):
+    """The word-wise flip with the widest word that fits; the one-pixel kernel when no word fits.
+
+    word_bytes, per_thread, threads, rows override the module's tuned FLIP_* constants (for tuning).
+    """
     d_src, to_host, shape = _image(image)
-    if not words_fit(shape):
-        d_out, _, kernel, kernel_args = _plan_flip(d_src.reshape(shape), out=out, horizontal=horizontal)
-        return d_out, to_host, kernel, kernel_args
     d_out, d_dst = _output(out, shape)
-    src, dst = _row_words(d_src, shape), _row_words(d_dst, shape)
-    if horizontal:
-        channels = d_src.shape[2]
-        blocks, threads = _word_grid(shape[0], src.shape[1] // channels)
-        return d_out, to_host, flip_horizontal_words[channels][blocks, threads], (src, dst)
-    blocks, threads = _word_grid(shape[0], src.shape[1])
-    return d_out, to_host, flip_vertical_words[blocks, threads], (src, dst)
+    word_bytes = min(flip_word_bytes(d_src, shape, horizontal, word_bytes),
+                     flip_word_bytes(d_dst, shape, horizontal, word_bytes))
+    if word_bytes == 0:
+        d_out, _, kernel, kernel_args = _plan_flip(d_src.reshape(shape), out=d_out, horizontal=horizontal)
+        return d_out, to_host, kernel, kernel_args
+    per_thread = per_thread or FLIP_PER_THREAD
+    height, channels = shape[0], d_src.shape[2] if horizontal else 1  # a vertical flip moves rows whole
+    kernel = flip_words_kernel(horizontal, channels, word_bytes, per_thread)
+    dtype = np.complex128 if word_bytes == 16 else np.dtype(f"u{word_bytes}")
+    src, dst = d_src.reshape(d_src.size).view(dtype), d_dst.reshape(d_dst.size).view(dtype)
+    words = src.size // height
+    units = words // channels if horizontal else words  # what one thread's k-th step moves: a group or a word
+    threads = min(threads or FLIP_THREADS, 32 * arrays.blocks_for(arrays.blocks_for(units, per_thread), 32))
+    rows = min(rows or FLIP_ROWS, height)
+    blocks = (arrays.blocks_for(height, rows), arrays.blocks_for(units, threads * per_thread))  # (rows, runs)
+    if blocks[1] > MAX_GRID_Y:
+        raise ValueError(f"rows of {units} words need {blocks[1]} blocks in y, more than CUDA's {MAX_GRID_Y}")
+    return d_out, to_host, kernel[blocks, (threads, rows)], (src, dst, height, words)
 
 
 def check_mosaic_size(size, shape) -> int:
