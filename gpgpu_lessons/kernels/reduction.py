@@ -14,9 +14,12 @@ from numba import cuda, float32
 from .. import arrays, runtime
 
 THREADS = 256                  # threads per block of every sum kernel (a multiple of 32)
-WARPS = THREADS // 32
 FULL_MASK = 0xFFFFFFFF         # all 32 lanes of a warp take part in a shuffle
-ITEMS = 8                      # independent loads in flight per thread per grid-stride step
+# The last rung's launch, measured on an H200 (.scratch/tune.py):
+SUM_THREADS = 256              # threads per block
+SUM_ITEMS = 8                  # independent loads in flight per thread per grid-stride step
+SUM_VECTOR = 4                 # floats per load: 4 = one 16-byte load (when the array is 16-byte aligned)
+SUM_BLOCKS_PER_SM = 8          # blocks per SM: 8 x 256 threads = the 2048 threads an SM holds at once
 
 
 @cuda.jit
@@ -108,28 +111,72 @@ def block_sum_shuffle(value, warp_sums):
         warp_sums[warp] = value
     cuda.syncthreads()
     if warp == 0:
-        value = warp_sums[lane] if lane < WARPS else float32(0)
+        value = warp_sums[lane] if lane < warp_sums.size else float32(0)
         value = warp_sum(value)
     return value
 
 
-@cuda.jit
-def sum_grid_stride_atomic(a, total):
-    """Many elements per thread (grid stride, ITEMS loads in flight), shuffle block sum, 1 atomic per block."""
-    warp_sums = cuda.shared.array(WARPS, float32)
-    stride = cuda.gridsize(1)
-    i = cuda.grid(1)
-    value = float32(0)
-    while i + (ITEMS - 1) * stride < a.size:     # full steps: ITEMS independent coalesced loads
-        for k in range(ITEMS):
-            value += a[i + k * stride]
-        i += ITEMS * stride
-    while i < a.size:                            # the ragged tail
-        value += a[i]
-        i += stride
-    value = block_sum_shuffle(value, warp_sums)
-    if cuda.threadIdx.x == 0:
-        cuda.atomic.add(total, 0, value)
+def load_float32x4(a, i):
+    """(a[i], ..., a[i+3]) as ONE 16-byte load on a GPU: i a multiple of 4, a 16-byte aligned."""
+    return a[i], a[i + 1], a[i + 2], a[i + 3]
+
+
+if not runtime.is_simulator():
+    # Numba has no float32x4 type, so on a GPU this loads an LLVM vector of 4 floats aligned to
+    # 16 bytes (one ld.global.v4.f32) and hands back its 4 lanes as a tuple.
+    from llvmlite import ir
+    from numba.cuda import cgutils, types
+    from numba.cuda.extending import intrinsic, overload
+
+    @intrinsic
+    def _load_float32x4(typingctx, array, index):
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+            ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]], wraparound=False)
+            vector = ir.VectorType(ir.FloatType(), 4)
+            words = builder.load(builder.bitcast(ptr, vector.as_pointer()), align=16)
+            lanes = [builder.extract_element(words, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+            return context.make_tuple(builder, sig.return_type, lanes)
+
+        return types.UniTuple(types.float32, 4)(array, index), codegen
+
+    @overload(load_float32x4, target="cuda")
+    def _load_float32x4_gpu(a, i):
+        if a.dtype == types.float32:
+            return lambda a, i: _load_float32x4(a, i)
+
+
+def _grid_stride_kernel(threads, items, vector):
+    """Build the last rung for a block size, loads in flight per thread, and floats per load (1 or 4)."""
+    warps = threads // 32
+
+    @cuda.jit
+    def sum_grid_stride_atomic(a, total):
+        """Many elements per thread (grid stride, `items` loads of `vector` floats in flight), block sum by shuffles, 1 atomic per block."""
+        warp_sums = cuda.shared.array(warps, float32)
+        stride, first = cuda.gridsize(1), cuda.grid(1)
+        loads = a.size // vector                     # whole loads; the last a.size % vector come after
+        value = float32(0)
+        i = first
+        while i + (items - 1) * stride < loads:     # full steps: `items` independent coalesced loads
+            for k in range(items):
+                if vector == 4:
+                    x = load_float32x4(a, 4 * (i + k * stride))
+                    value += (x[0] + x[1]) + (x[2] + x[3])
+                else:
+                    value += a[i + k * stride]
+            i += items * stride
+        while i < loads:                             # the ragged tail of whole loads
+            for k in range(vector):
+                value += a[vector * i + k]
+            i += stride
+        if first < a.size - vector * loads:          # the last few floats, one per thread
+            value += a[vector * loads + first]
+        value = block_sum_shuffle(value, warp_sums)
+        if cuda.threadIdx.x == 0:
+            cuda.atomic.add(total, 0, value)
+
+    return sum_grid_stride_atomic
 
 
 @cuda.jit
@@ -164,11 +211,35 @@ def _partials(level: int, count: int):
     return _scratch[key]
 
 
-def grid_stride_blocks(n: int) -> int:
-    """Blocks for the grid-stride sum: enough to fill every SM (2048 threads each), no more than the data needs."""
+_grid_stride_kernels: dict[tuple[int, int, int], object] = {}
+
+
+def grid_stride_blocks(n: int, threads: int = SUM_THREADS, vector: int = 1,
+                       blocks_per_sm: int = SUM_BLOCKS_PER_SM) -> int:
+    """Blocks for the grid-stride sum: blocks_per_sm on every SM, no more than the data needs."""
     info = runtime.device_info()
-    fill = 1 if info.simulator else info.sm_count * (2048 // THREADS)
-    return max(1, min(arrays.blocks_for(n, THREADS), fill))
+    fill = 1 if info.simulator else info.sm_count * blocks_per_sm
+    return max(1, min(arrays.blocks_for(max(1, n // vector), threads), fill))
+
+
+def sum_grid_stride(d_a, total, *, threads: int = SUM_THREADS, items: int = SUM_ITEMS,
+                    vector: int = SUM_VECTOR, blocks_per_sm: int = SUM_BLOCKS_PER_SM, zero: bool = True):
+    """Launch the last rung on a float32 device array into total[0] (zeroed first unless zero=False)."""
+    if vector == 4 and not runtime.is_simulator() and d_a.__cuda_array_interface__["data"][0] % 16:
+        vector = 1                                   # a view that starts off a 16-byte boundary
+    key = (threads, items, vector)
+    if key not in _grid_stride_kernels:
+        _grid_stride_kernels[key] = _grid_stride_kernel(*key)
+    if zero:
+        zero_first[1, 1](total)
+    blocks = grid_stride_blocks(d_a.size, threads, vector, blocks_per_sm)
+    _grid_stride_kernels[key][blocks, threads](d_a, total)
+    return total
+
+
+sum_grid_stride_atomic = _grid_stride_kernel(SUM_THREADS, SUM_ITEMS, SUM_VECTOR)
+"""The last rung as configured, for show_source."""
+_grid_stride_kernels[(SUM_THREADS, SUM_ITEMS, SUM_VECTOR)] = sum_grid_stride_atomic
 
 
 def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
@@ -185,8 +256,7 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
         zero_first[1, 1](total)
         sum_atomic_per_element[arrays.blocks_for(d_a.size, THREADS), THREADS](d_a, total)
     elif variant == GRID_STRIDE:
-        zero_first[1, 1](total)
-        sum_grid_stride_atomic[grid_stride_blocks(d_a.size), THREADS](d_a, total)
+        sum_grid_stride(d_a, total)
     else:
         loads = TREE_STEPS[variant][1]
         kernel, values, level = block_tree_sum[variant], d_a, 0
