@@ -6,8 +6,8 @@ The seed's four variants as written there (brute force, one block per element wi
 an interleaved shared-memory tree, the same tree on a 1-D grid launched in a host loop), then
 better ones: a register accumulator, one block or one warp per element with a sequential tree
 or warp shuffles, and per-wave constants computed once with the phase reduced to a fraction
-of a cycle before the sine, so that fast math is safe; and a rotation that needs one sine and
-cosine per wave for eight outputs.
+of a cycle before the sine, so that fast math is safe; and a recurrence that needs one sine and
+cosine per wave for a row of neighbouring outputs, then one FMA per term.
 """
 from __future__ import annotations
 
@@ -26,11 +26,9 @@ FC = np.float32(10.0)          # the seed uses a constant fc it does not print; 
 TWO_PI = np.float32(2 * np.pi)
 THREADS = 256                  # threads per block of our variants
 OUTPUTS = 4                    # outputs per thread of the reduced-argument kernel (reuse each wave's loads)
-ROTATION_THREADS = 128         # the recurrence kernel: threads per block, each with ROTATION_OUTPUTS
-ROTATION_OUTPUTS = 8           #   columns ROTATION_THREADS apart, rotated from one sine and cosine per wave
 # The recurrence kernel's launch, measured on an H200 (.scratch/tune.py):
 RECURRENCE_THREADS = 128       # threads per block
-RECURRENCE_OUTPUTS = 8         # neighbouring columns per thread
+RECURRENCE_OUTPUTS = 16        # neighbouring columns per thread
 RECURRENCE_WAVES = 2           # waves per loop step (independent recurrences in flight)
 
 
@@ -196,29 +194,6 @@ def _reduced_kernel(fastmath):
 sine_sum_reduced = {fast: _reduced_kernel(fast) for fast in (False, True)}
 
 
-@cuda.jit(fastmath=True)
-def sine_sum_rotation(amp, row_cycles, col_cycles, phase, step_cos, step_sin, out):
-    """Ours: one sin and cos per wave and thread, then each next column's term by rotating (4 FMAs)."""
-    y = cuda.blockIdx.y
-    x0 = cuda.blockIdx.x * (ROTATION_THREADS * ROTATION_OUTPUTS) + cuda.threadIdx.x
-    totals = cuda.local.array(ROTATION_OUTPUTS, float32)
-    for k in range(ROTATION_OUTPUTS):
-        totals[k] = 0
-    for i in range(amp.size):
-        t = row_cycles[i] * float32(y) + (col_cycles[i] * float32(x0) + phase[i])
-        angle = TWO_PI * (t - math.floor(t))
-        a, c_step, s_step = amp[i], step_cos[i], step_sin[i]
-        s, c = math.sin(angle), math.cos(angle)
-        for k in range(ROTATION_OUTPUTS):
-            totals[k] += a * s
-            if k + 1 < ROTATION_OUTPUTS:                    # sin(u + d), cos(u + d)
-                s, c = s * c_step + c * s_step, c * c_step - s * s_step
-    for k in range(ROTATION_OUTPUTS):
-        x = x0 + k * ROTATION_THREADS
-        if x < out.shape[1]:
-            out[y, x] = totals[k]
-
-
 def _recurrence_kernel(threads, outputs, waves, fastmath):
     """Build the recurrence kernel: block size, neighbouring columns per thread, waves per loop step."""
 
@@ -254,6 +229,8 @@ def _recurrence_kernel(threads, outputs, waves, fastmath):
     return sine_sum_recurrence
 
 
+sine_sum_recurrence = _recurrence_kernel(RECURRENCE_THREADS, RECURRENCE_OUTPUTS, RECURRENCE_WAVES, True)
+"""The recurrence kernel as configured, for show_source."""
 @cuda.jit
 def zero_fill(out):
     """out[...] = 0 on the device (the seed's += variants need a cleared output)."""
@@ -264,14 +241,14 @@ def zero_fill(out):
 
 SEED_VARIANTS = ("1 brute force", "2-1 atomics", "2-2 shared tree", "3 host loop")
 OUR_VARIANTS = ("register accumulator", "block, sequential tree", "warp shuffle",
-                "reduced argument", "reduced argument, fast math", "rotation, fast math",
-                "recurrence, fast math")
+                "reduced argument", "reduced argument, fast math", "recurrence, fast math")
 VARIANTS = SEED_VARIANTS + OUR_VARIANTS
 
 _seed_tree_kernels: dict[int, object] = {}
 _sequential_kernels: dict[int, object] = {}
 _constants: dict[int, tuple] = {}
-_recurrence_kernels: dict[tuple, object] = {}
+_recurrence_kernels: dict[tuple, object] = {
+    (RECURRENCE_THREADS, RECURRENCE_OUTPUTS, RECURRENCE_WAVES, True): sine_sum_recurrence}
 
 
 def waves(n: int, seed: int = 0):
@@ -311,7 +288,7 @@ def _check_waves(mag, freq, phi):
     return checked
 
 
-def _wave_constants(d_mag, d_freq, d_phi, width, spacing=ROTATION_THREADS, multiple=1):
+def _wave_constants(d_mag, d_freq, d_phi, width, spacing=1, multiple=1):
     """The six per-wave constant arrays, zero-padded to a multiple of `multiple` waves, in a cached
     buffer per length (kept out of timed allocations)."""
     n = -(-d_mag.size // multiple) * multiple
@@ -378,10 +355,6 @@ def sine_sum(mag, freq, phi, *, variant: str = "reduced argument, fast math", wi
         sine_sum_warp_shuffle[arrays.blocks_for(32 * size, THREADS), THREADS](d_mag, d_freq, d_phi, d_out)
     elif variant == "recurrence, fast math":
         launch_recurrence(d_mag, d_freq, d_phi, d_out)
-    elif variant == "rotation, fast math":
-        constants = _wave_constants(d_mag, d_freq, d_phi, width)
-        columns = arrays.blocks_for(width, ROTATION_THREADS * ROTATION_OUTPUTS)
-        sine_sum_rotation[(columns, height), ROTATION_THREADS](*constants, d_out)
     else:
         constants = _wave_constants(d_mag, d_freq, d_phi, width)[:4]
         blocks = arrays.blocks_for(arrays.blocks_for(size, OUTPUTS), THREADS)
