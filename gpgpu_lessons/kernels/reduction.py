@@ -3,8 +3,9 @@
 The steps follow Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007). Each
 tree kernel writes one partial sum per block; the wrappers launch it again on the partial sums
 until one value is left (Harris's recursion). The last rung needs one launch: every thread
-sums many elements in a register, the block sums its threads with warp shuffles, and one
-atomic per block adds the block's sum into the result.
+sums many elements in a register (16-byte loads), the block sums its threads with warp
+shuffles, one atomic per block adds the block's sum into an accumulator, and the last block to
+finish moves it into the result and leaves the accumulator at zero for the next launch.
 """
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ from .. import arrays, runtime
 
 THREADS = 256                  # threads per block of every sum kernel (a multiple of 32)
 FULL_MASK = 0xFFFFFFFF         # all 32 lanes of a warp take part in a shuffle
-# The last rung's launch, measured on an H200 (.scratch/tune.py):
-SUM_THREADS = 1024             # threads per block
+# The last rung's launch, measured on an H200 with .scratch/tune.py (2**28 float32, 2 rounds):
+# 16-byte loads, the read-only (.nc) path and the hand-over were each worth 1-3 %; block shape
+# and loads in flight mattered less. This one ran 1.02x cupy.sum in 3 alternating repeats.
+SUM_THREADS = 256              # threads per block
 SUM_ITEMS = 4                  # independent loads in flight per thread per grid-stride step
 SUM_VECTOR = 4                 # floats per load: 4 = one 16-byte load (when the array is 16-byte aligned)
-SUM_BLOCKS_PER_SM = 2          # blocks per SM: 2 x 1024 threads = the 2048 threads an SM holds at once
-SUM_HINT = ""                  # PTX cache hint of the 16-byte loads ("" = a plain ld.global)
-SUM_HAND_OVER = False          # the last block moves the sum to the output: no zeroing launch
+SUM_BLOCKS_PER_SM = 4          # blocks per SM: 4 x 256 threads: half of the 2048 threads an SM can hold
+SUM_HINT = ".nc"               # PTX qualifier of the 16-byte loads: .nc = the read-only data path (__ldg)
+SUM_HAND_OVER = True           # the last block moves the sum to the output: no zeroing launch
 
 
 @cuda.jit
