@@ -98,3 +98,30 @@ def test_speedups_table():
     assert header[-2:] == ["step speed-up", "cumulative"]
     assert rows[0][4] is None and rows[1][4] == 4.0 and rows[1][5] == 4.0
     assert rows[1][3] == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 31, 1027])
+@pytest.mark.parametrize("threads, items, vector", [(64, 2, 4), (32, 3, 1), (96, 1, 4)])
+def test_grid_stride_configurations(rng, n, threads, items, vector):
+    """Every launch configuration tune.py measures: whole loads, the ragged tail, the last floats."""
+    a = rng.random(n, dtype=np.float32) - np.float32(0.25)
+    out = poisoned_total()
+    reduction.sum_grid_stride(cuda.to_device(a), out, threads=threads, items=items, vector=vector)
+    check_sum(out.copy_to_host()[0], a)
+
+
+def test_float32x4_load_reads_four_neighbours():
+    a = np.arange(8, dtype=np.float32)
+    assert reduction.load_float32x4(a, 4) == (4.0, 5.0, 6.0, 7.0)
+
+
+@pytest.mark.parametrize("n", [1, 700, 4099])
+def test_hand_over_leaves_its_state_at_zero(rng, n):
+    """Several blocks: the last one moves the sum out and resets; a second launch starts from zero."""
+    a = rng.random(n, dtype=np.float32)
+    for _ in range(2):
+        out = poisoned_total()
+        reduction.sum_grid_stride(cuda.to_device(a), out, threads=32, items=2, vector=4, hand_over=True,
+                                  blocks=3)
+        check_sum(out.copy_to_host()[0], a)
+    assert [state.copy_to_host()[0] for state in reduction._hand_over_state] == [0, 0]

@@ -58,12 +58,25 @@ def test_bad_input_is_named():
         sine_sum.waves(0)
 
 
-@pytest.mark.parametrize("variant", ["rotation, fast math", "reduced argument, fast math"])
+@pytest.mark.parametrize("variant", ["recurrence, fast math", "reduced argument, fast math"])
 def test_wide_rows_use_every_output_of_a_thread(variant):
-    """300 columns: the rotation kernel's threads each write 3 columns 128 apart."""
+    """300 columns: not a multiple of the recurrence kernel's outputs per thread."""
     mag, freq, phi = sine_sum.waves(3, seed=7)
     expected = sine_sum.reference(mag, freq, phi, width=300, height=1)
     out = cuda.to_device(np.full((1, 300), np.nan, dtype=np.float32))
     sine_sum.sine_sum(mag, freq, phi, variant=variant, width=300, height=1, out=out)
     np.testing.assert_allclose(out.copy_to_host(), expected, rtol=0,
                                atol=sine_sum.tolerance(mag, width=300, height=1))
+
+
+@pytest.mark.parametrize("threads, outputs, waves", [(32, 8, 2), (16, 3, 4), (64, 1, 1)])
+@pytest.mark.parametrize("n, width, height", [(5, 37, 3), (1, 8, 2), (4, 2, 5)])
+def test_recurrence_configurations(threads, outputs, waves, n, width, height):
+    """Columns not a multiple of the outputs per thread, n not a multiple of the waves per step."""
+    mag, freq, phi = sine_sum.waves(n, seed=11)
+    expected = sine_sum.reference(mag, freq, phi, width=width, height=height)
+    out = cuda.to_device(np.full((height, width), np.nan, dtype=np.float32))
+    d_waves = [cuda.to_device(v) for v in (mag, freq, phi)]
+    sine_sum.launch_recurrence(*d_waves, out, threads=threads, outputs=outputs, waves=waves)
+    np.testing.assert_allclose(out.copy_to_host(), expected, rtol=0,
+                               atol=sine_sum.tolerance(mag, width=width, height=height))

@@ -36,6 +36,23 @@ def warp_peers(value, valid):
     return peers & FULL_MASK                     # as 32 unsigned bits, whatever type the ballot gave
 
 
+@cuda.jit(device=True)
+def clear_shared_bins(local):
+    """The block's threads set its shared bins to zero, then wait for each other."""
+    for b in range(cuda.threadIdx.x, BINS, cuda.blockDim.x):
+        local[b] = 0
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def flush_shared_bins(local, bins):
+    """After a barrier, add the block's non-empty shared bins to the global bins: <= 256 atomics."""
+    cuda.syncthreads()
+    for b in range(cuda.threadIdx.x, BINS, cuda.blockDim.x):
+        if local[b] != 0:
+            cuda.atomic.add(bins, b, local[b])
+
+
 def _histogram_kernel(private, aggregated):
     """Build a 256-bin histogram kernel: bins in global memory or block-private shared memory,
     one atomic per pixel or one per distinct value in a warp."""
@@ -44,12 +61,9 @@ def _histogram_kernel(private, aggregated):
     def histogram(pixels, bins):
         """Grid-stride over the pixels; count each value with an atomic in global or shared bins."""
         local = cuda.shared.array(BINS, uint32)
-        tid = cuda.threadIdx.x
         if private:
-            for b in range(tid, BINS, cuda.blockDim.x):
-                local[b] = 0
-            cuda.syncthreads()
-        lane = tid % 32
+            clear_shared_bins(local)
+        lane = cuda.threadIdx.x % 32
         padded = (pixels.size + 31) // 32 * 32       # whole warps run every step: full-mask ballots
         for i in range(cuda.grid(1), padded, cuda.gridsize(1)):
             valid = i < pixels.size
@@ -60,15 +74,9 @@ def _histogram_kernel(private, aggregated):
                 count = cuda.popc(peers)
                 valid = valid and peers & ((1 << lane) - 1) == 0    # the lowest peer speaks for all
             if valid:
-                if private:
-                    cuda.atomic.add(local, value, count)
-                else:
-                    cuda.atomic.add(bins, value, count)
+                cuda.atomic.add(local if private else bins, value, count)
         if private:
-            cuda.syncthreads()
-            for b in range(tid, BINS, cuda.blockDim.x):
-                if local[b] != 0:
-                    cuda.atomic.add(bins, b, local[b])
+            flush_shared_bins(local, bins)
 
     return histogram
 

@@ -3,20 +3,28 @@
 The steps follow Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007). Each
 tree kernel writes one partial sum per block; the wrappers launch it again on the partial sums
 until one value is left (Harris's recursion). The last rung needs one launch: every thread
-sums many elements in a register, the block sums its threads with warp shuffles, and one
-atomic per block adds the block's sum into the result.
+sums many elements in a register (16-byte loads), the block sums its threads with warp
+shuffles, one atomic per block adds the block's sum into an accumulator, and the last block to
+finish moves it into the result and leaves the accumulator at zero for the next launch.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float32
+from numba import cuda, float32, uint32
 
 from .. import arrays, runtime
 
 THREADS = 256                  # threads per block of every sum kernel (a multiple of 32)
-WARPS = THREADS // 32
 FULL_MASK = 0xFFFFFFFF         # all 32 lanes of a warp take part in a shuffle
-ITEMS = 8                      # independent loads in flight per thread per grid-stride step
+# The last rung's launch, measured on an H200 with .scratch/tune.py (2**28 float32, 2 rounds):
+# 16-byte loads, the read-only (.nc) path and the hand-over were each worth 1-3 %; block shape
+# and loads in flight mattered less. This one ran 1.02x cupy.sum in 3 alternating repeats.
+SUM_THREADS = 256              # threads per block
+SUM_ITEMS = 4                  # independent loads in flight per thread per grid-stride step
+SUM_VECTOR = 4                 # floats per load: 4 = one 16-byte load (when the array is 16-byte aligned)
+SUM_BLOCKS_PER_SM = 4          # blocks per SM: 4 x 256 threads: half of the 2048 threads an SM can hold
+SUM_HINT = ".nc"               # PTX qualifier of the 16-byte loads: .nc = the read-only data path (__ldg)
+SUM_HAND_OVER = True           # the last block moves the sum to the output: no zeroing launch
 
 
 @cuda.jit
@@ -108,28 +116,123 @@ def block_sum_shuffle(value, warp_sums):
         warp_sums[warp] = value
     cuda.syncthreads()
     if warp == 0:
-        value = warp_sums[lane] if lane < WARPS else float32(0)
+        value = warp_sums[lane] if lane < warp_sums.size else float32(0)
         value = warp_sum(value)
     return value
 
 
-@cuda.jit
-def sum_grid_stride_atomic(a, total):
-    """Many elements per thread (grid stride, ITEMS loads in flight), shuffle block sum, 1 atomic per block."""
-    warp_sums = cuda.shared.array(WARPS, float32)
-    stride = cuda.gridsize(1)
-    i = cuda.grid(1)
-    value = float32(0)
-    while i + (ITEMS - 1) * stride < a.size:     # full steps: ITEMS independent coalesced loads
-        for k in range(ITEMS):
-            value += a[i + k * stride]
-        i += ITEMS * stride
-    while i < a.size:                            # the ragged tail
-        value += a[i]
-        i += stride
-    value = block_sum_shuffle(value, warp_sums)
-    if cuda.threadIdx.x == 0:
-        cuda.atomic.add(total, 0, value)
+def load_float32x4(a, i):
+    """(a[i], ..., a[i+3]) as ONE 16-byte load on a GPU: i a multiple of 4, a 16-byte aligned."""
+    return a[i], a[i + 1], a[i + 2], a[i + 3]
+
+
+_loaders = {"": load_float32x4}
+
+
+def float32x4_loader(hint: str = ""):
+    """load_float32x4, or on a GPU the same load as PTX `ld.global<hint>.v4.f32` (e.g. hint ".nc")."""
+    if hint not in _loaders and not runtime.is_simulator():
+        _loaders[hint] = _ptx_float32x4_load(hint)
+    return _loaders.get(hint, load_float32x4)
+
+
+if not runtime.is_simulator():
+    # Numba has no float32x4 type, so on a GPU this loads an LLVM vector of 4 floats aligned to
+    # 16 bytes (one ld.global.v4.f32) and hands back its 4 lanes as a tuple.
+    from llvmlite import ir
+    from numba.cuda import cgutils, types
+    from numba.cuda.extending import intrinsic, overload
+
+    def _element_pointer(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+        return cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]], wraparound=False)
+
+    @intrinsic
+    def _load_float32x4(typingctx, array, index):
+        def codegen(context, builder, sig, args):
+            vector = ir.VectorType(ir.FloatType(), 4)
+            ptr = builder.bitcast(_element_pointer(context, builder, sig, args), vector.as_pointer())
+            words = builder.load(ptr, align=16)
+            lanes = [builder.extract_element(words, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+            return context.make_tuple(builder, sig.return_type, lanes)
+
+        return types.UniTuple(types.float32, 4)(array, index), codegen
+
+    @overload(load_float32x4, target="cuda")
+    def _load_float32x4_gpu(a, i):
+        if a.dtype == types.float32:
+            return lambda a, i: _load_float32x4(a, i)
+
+    def _ptx_float32x4_load(hint):
+        """An intrinsic for `ld.global<hint>.v4.f32` written in PTX (cache hints Numba cannot express)."""
+        text = f"ld.global{hint}.v4.f32 {{$0, $1, $2, $3}}, [$4];"
+
+        @intrinsic
+        def load(typingctx, array, index):
+            def codegen(context, builder, sig, args):
+                fnty = ir.FunctionType(ir.LiteralStructType([ir.FloatType()] * 4), [ir.IntType(64)])
+                asm = ir.InlineAsm(fnty, text, "=f,=f,=f,=f,l", side_effect=False)
+                address = builder.ptrtoint(_element_pointer(context, builder, sig, args), ir.IntType(64))
+                got = builder.call(asm, [address])
+                return context.make_tuple(builder, sig.return_type, [builder.extract_value(got, k) for k in range(4)])
+
+            return types.UniTuple(types.float32, 4)(array, index), codegen
+
+        return load
+
+
+@cuda.jit(device=True)
+def add_and_hand_over(value, total, acc, tickets):
+    """Thread 0 of each block: one atomic into acc; the last block to finish moves acc into total[0]
+    and leaves acc and tickets at 0 for the next launch (no zeroing launch needed)."""
+    cuda.atomic.add(acc, 0, value)
+    cuda.threadfence()                               # our add lands before our ticket
+    last = uint32(cuda.gridDim.x - 1)
+    if cuda.atomic.inc(tickets, 0, last) == last:    # inc wraps to 0 after the last block
+        total[0] = cuda.atomic.add(acc, 0, float32(0))
+        acc[0] = 0
+
+
+def _grid_stride_kernel(threads, items, vector, hint="", hand_over=False):
+    """Build the last rung: block size, loads in flight per thread, floats per load (1 or 4), the
+    load's PTX cache hint, and whether the last block hands the sum over (else total is zeroed first)."""
+    warps = threads // 32
+    load4 = float32x4_loader(hint)
+
+    @cuda.jit(device=True)
+    def load_sum(a, j):
+        """The sum of the j-th group of `vector` floats: one 16-byte load when vector is 4."""
+        if vector == 4:
+            x = load4(a, 4 * j)
+            return (x[0] + x[1]) + (x[2] + x[3])
+        return a[j]
+
+    @cuda.jit
+    def sum_grid_stride_atomic(a, total, acc, tickets):
+        """Many elements per thread (grid stride, `items` loads in flight), block sum by shuffles,
+        1 atomic per block."""
+        warp_sums = cuda.shared.array(warps, float32)
+        stride, first = cuda.gridsize(1), cuda.grid(1)
+        loads = a.size // vector                     # whole loads; a.size % vector floats after
+        value = float32(0)
+        i = first
+        while i + (items - 1) * stride < loads:     # full steps: `items` independent loads
+            for k in range(items):
+                value += load_sum(a, i + k * stride)
+            i += items * stride
+        while i < loads:                             # the ragged tail of whole loads
+            value += load_sum(a, i)
+            i += stride
+        if first < a.size - vector * loads:          # the last few floats, one per thread
+            value += a[vector * loads + first]
+        value = block_sum_shuffle(value, warp_sums)
+        if cuda.threadIdx.x == 0:
+            if hand_over:
+                add_and_hand_over(value, total, acc, tickets)
+            else:
+                cuda.atomic.add(total, 0, value)
+
+    return sum_grid_stride_atomic
 
 
 @cuda.jit
@@ -164,11 +267,41 @@ def _partials(level: int, count: int):
     return _scratch[key]
 
 
-def grid_stride_blocks(n: int) -> int:
-    """Blocks for the grid-stride sum: enough to fill every SM (2048 threads each), no more than the data needs."""
+_grid_stride_kernels: dict[tuple, object] = {}
+_hand_over_state: list = []
+
+
+def grid_stride_blocks(n: int, threads: int = SUM_THREADS, vector: int = 1,
+                       blocks_per_sm: int = SUM_BLOCKS_PER_SM) -> int:
+    """Blocks for the grid-stride sum: blocks_per_sm on every SM, no more than the data needs."""
     info = runtime.device_info()
-    fill = 1 if info.simulator else info.sm_count * (2048 // THREADS)
-    return max(1, min(arrays.blocks_for(n, THREADS), fill))
+    fill = 1 if info.simulator else info.sm_count * blocks_per_sm
+    return max(1, min(arrays.blocks_for(max(1, n // vector), threads), fill))
+
+
+def sum_grid_stride(d_a, total, *, threads: int = SUM_THREADS, items: int = SUM_ITEMS,
+                    vector: int = SUM_VECTOR, blocks_per_sm: int = SUM_BLOCKS_PER_SM,
+                    hint: str = SUM_HINT, hand_over: bool = SUM_HAND_OVER, zero: bool = True,
+                    blocks: int | None = None):
+    """Launch the last rung on a float32 device array into total[0] (zeroed first unless zero=False
+    or the last block hands the sum over); `blocks` overrides the grid (tests)."""
+    if vector == 4 and not runtime.is_simulator() and d_a.__cuda_array_interface__["data"][0] % 16:
+        vector = 1                                   # a view that starts off a 16-byte boundary
+    key = (threads, items, vector, hint, hand_over)
+    if key not in _grid_stride_kernels:
+        _grid_stride_kernels[key] = _grid_stride_kernel(*key)
+    if not _hand_over_state:                         # acc and tickets: zero once, left at zero by each launch
+        _hand_over_state.extend([cuda.to_device(np.zeros(1, np.float32)), cuda.to_device(np.zeros(1, np.uint32))])
+    if zero and not hand_over:
+        zero_first[1, 1](total)
+    blocks = blocks or grid_stride_blocks(d_a.size, threads, vector, blocks_per_sm)
+    _grid_stride_kernels[key][blocks, threads](d_a, total, *_hand_over_state)
+    return total
+
+
+sum_grid_stride_atomic = _grid_stride_kernel(SUM_THREADS, SUM_ITEMS, SUM_VECTOR, SUM_HINT, SUM_HAND_OVER)
+"""The last rung as configured, for show_source."""
+_grid_stride_kernels[(SUM_THREADS, SUM_ITEMS, SUM_VECTOR, SUM_HINT, SUM_HAND_OVER)] = sum_grid_stride_atomic
 
 
 def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
@@ -185,8 +318,7 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
         zero_first[1, 1](total)
         sum_atomic_per_element[arrays.blocks_for(d_a.size, THREADS), THREADS](d_a, total)
     elif variant == GRID_STRIDE:
-        zero_first[1, 1](total)
-        sum_grid_stride_atomic[grid_stride_blocks(d_a.size), THREADS](d_a, total)
+        sum_grid_stride(d_a, total)
     else:
         loads = TREE_STEPS[variant][1]
         kernel, values, level = block_tree_sum[variant], d_a, 0

@@ -6,8 +6,8 @@ The seed's four variants as written there (brute force, one block per element wi
 an interleaved shared-memory tree, the same tree on a 1-D grid launched in a host loop), then
 better ones: a register accumulator, one block or one warp per element with a sequential tree
 or warp shuffles, and per-wave constants computed once with the phase reduced to a fraction
-of a cycle before the sine, so that fast math is safe; and a rotation that needs one sine and
-cosine per wave for eight outputs.
+of a cycle before the sine, so that fast math is safe; and a recurrence that needs one sine and
+cosine per wave for a row of neighbouring outputs, then one FMA per term.
 """
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ FC = np.float32(10.0)          # the seed uses a constant fc it does not print; 
 TWO_PI = np.float32(2 * np.pi)
 THREADS = 256                  # threads per block of our variants
 OUTPUTS = 4                    # outputs per thread of the reduced-argument kernel (reuse each wave's loads)
-ROTATION_THREADS = 128         # the recurrence kernel: threads per block, each with ROTATION_OUTPUTS
-ROTATION_OUTPUTS = 8           #   columns ROTATION_THREADS apart, rotated from one sine and cosine per wave
+# The recurrence kernel's launch, measured on an H200 (.scratch/tune.py):
+RECURRENCE_THREADS = 128       # threads per block
+RECURRENCE_OUTPUTS = 16        # neighbouring columns per thread
+RECURRENCE_WAVES = 2           # waves per loop step (independent recurrences in flight)
 
 
 @cuda.jit(device=True)
@@ -139,17 +141,19 @@ def sine_sum_warp_shuffle(mag, freq, phi, out):
 
 
 @cuda.jit
-def wave_constants(mag, freq, phi, width, amp, row_cycles, col_cycles, phase, step_cos, step_sin):
+def wave_constants(mag, freq, phi, width, spacing, amp, row_cycles, col_cycles, phase, step_cos, step_sin):
     """Once per wave, in float64: amplitude/n, the phase step per row and per column in cycles, and
-    the cosine and sine of the step between columns ROTATION_THREADS apart."""
+    the cosine and sine of the step between columns `spacing` apart; zero amplitude past n (padding)."""
     i = cuda.grid(1)
-    if i < mag.size:
-        cycles = float64(FC) + float64(freq[i]) * 100.0      # cycles per row of `width` elements
-        amp[i] = float64(mag[i]) / mag.size
+    if i < amp.size:
+        n = mag.size
+        j = min(i, n - 1)
+        cycles = float64(FC) + float64(freq[j]) * 100.0      # cycles per row of `width` elements
+        amp[i] = float64(mag[j]) / n if i < n else 0.0
         row_cycles[i] = cycles - math.floor(cycles)           # whole cycles per row drop out
         col_cycles[i] = cycles / width
-        phase[i] = phi[i]
-        step = cycles * ROTATION_THREADS / width
+        phase[i] = phi[j]
+        step = cycles * spacing / width
         step_cos[i] = math.cos(2 * math.pi * (step - math.floor(step)))
         step_sin[i] = math.sin(2 * math.pi * (step - math.floor(step)))
 
@@ -190,29 +194,43 @@ def _reduced_kernel(fastmath):
 sine_sum_reduced = {fast: _reduced_kernel(fast) for fast in (False, True)}
 
 
-@cuda.jit(fastmath=True)
-def sine_sum_rotation(amp, row_cycles, col_cycles, phase, step_cos, step_sin, out):
-    """Ours: one sin and cos per wave and thread, then each next column's term by rotating (4 FMAs)."""
-    y = cuda.blockIdx.y
-    x0 = cuda.blockIdx.x * (ROTATION_THREADS * ROTATION_OUTPUTS) + cuda.threadIdx.x
-    totals = cuda.local.array(ROTATION_OUTPUTS, float32)
-    for k in range(ROTATION_OUTPUTS):
-        totals[k] = 0
-    for i in range(amp.size):
-        t = row_cycles[i] * float32(y) + (col_cycles[i] * float32(x0) + phase[i])
-        angle = TWO_PI * (t - math.floor(t))
-        a, c_step, s_step = amp[i], step_cos[i], step_sin[i]
-        s, c = math.sin(angle), math.cos(angle)
-        for k in range(ROTATION_OUTPUTS):
-            totals[k] += a * s
-            if k + 1 < ROTATION_OUTPUTS:                    # sin(u + d), cos(u + d)
-                s, c = s * c_step + c * s_step, c * c_step - s * s_step
-    for k in range(ROTATION_OUTPUTS):
-        x = x0 + k * ROTATION_THREADS
-        if x < out.shape[1]:
-            out[y, x] = totals[k]
+def _recurrence_kernel(threads, outputs, waves, fastmath):
+    """Build the recurrence kernel: block size, neighbouring columns per thread, waves per loop step."""
+
+    @cuda.jit(fastmath=fastmath)
+    def sine_sum_recurrence(amp, row_cycles, col_cycles, phase, step_cos, step_sin, out):
+        """Ours: per wave one sin and cos per thread, then each next column from the two before:
+        sin(u + d) = 2 cos(d) sin(u) - sin(u - d), one FMA per term."""
+        width = out.shape[1]
+        chunks = (width + outputs - 1) // outputs    # `outputs` neighbouring columns per thread
+        g = cuda.grid(1)
+        y, x0 = g // chunks, (g % chunks) * outputs
+        if y >= out.shape[0]:
+            return
+        totals = cuda.local.array(outputs, float32)
+        for k in range(outputs):
+            totals[k] = 0
+        for first in range(0, amp.size, waves):     # amp.size: a multiple of `waves` (zero padding)
+            for j in range(waves):                  # independent waves: work in flight
+                i = first + j
+                t = row_cycles[i] * float32(y) + (col_cycles[i] * float32(x0) + phase[i])
+                angle = TWO_PI * (t - math.floor(t + float32(0.5)))   # in [-pi, pi)
+                a, c_step, twice_c = amp[i], step_cos[i], step_cos[i] + step_cos[i]
+                before, c = math.sin(angle), math.cos(angle)
+                now = before * c_step + c * step_sin[i]
+                totals[0] += a * before
+                for k in range(1, outputs):
+                    totals[k] += a * now
+                    now, before = twice_c * now - before, now
+        for k in range(outputs):
+            if x0 + k < width:
+                out[y, x0 + k] = totals[k]
+
+    return sine_sum_recurrence
 
 
+sine_sum_recurrence = _recurrence_kernel(RECURRENCE_THREADS, RECURRENCE_OUTPUTS, RECURRENCE_WAVES, True)
+"""The recurrence kernel as configured, for show_source."""
 @cuda.jit
 def zero_fill(out):
     """out[...] = 0 on the device (the seed's += variants need a cleared output)."""
@@ -223,12 +241,14 @@ def zero_fill(out):
 
 SEED_VARIANTS = ("1 brute force", "2-1 atomics", "2-2 shared tree", "3 host loop")
 OUR_VARIANTS = ("register accumulator", "block, sequential tree", "warp shuffle",
-                "reduced argument", "reduced argument, fast math", "rotation, fast math")
+                "reduced argument", "reduced argument, fast math", "recurrence, fast math")
 VARIANTS = SEED_VARIANTS + OUR_VARIANTS
 
 _seed_tree_kernels: dict[int, object] = {}
 _sequential_kernels: dict[int, object] = {}
 _constants: dict[int, tuple] = {}
+_recurrence_kernels: dict[tuple, object] = {
+    (RECURRENCE_THREADS, RECURRENCE_OUTPUTS, RECURRENCE_WAVES, True): sine_sum_recurrence}
 
 
 def waves(n: int, seed: int = 0):
@@ -268,14 +288,28 @@ def _check_waves(mag, freq, phi):
     return checked
 
 
-def _wave_constants(d_mag, d_freq, d_phi, width):
-    """The six per-wave constant arrays, in a cached buffer per n (kept out of timed allocations)."""
-    n = d_mag.size
+def _wave_constants(d_mag, d_freq, d_phi, width, spacing=1, multiple=1):
+    """The six per-wave constant arrays, zero-padded to a multiple of `multiple` waves, in a cached
+    buffer per length (kept out of timed allocations)."""
+    n = -(-d_mag.size // multiple) * multiple
     if n not in _constants:
         _constants[n] = tuple(cuda.device_array(n, dtype=np.float32) for _ in range(6))
     constants = _constants[n]
-    wave_constants[arrays.blocks_for(n, THREADS), THREADS](d_mag, d_freq, d_phi, width, *constants)
+    wave_constants[arrays.blocks_for(n, THREADS), THREADS](d_mag, d_freq, d_phi, width, spacing, *constants)
     return constants
+
+
+def launch_recurrence(d_mag, d_freq, d_phi, d_out, *, threads: int = RECURRENCE_THREADS,
+                        outputs: int = RECURRENCE_OUTPUTS, waves: int = RECURRENCE_WAVES, fastmath: bool = True):
+    """Launch the recurrence kernel for one configuration (device arrays in, d_out written)."""
+    key = (threads, outputs, waves, fastmath)
+    if key not in _recurrence_kernels:
+        _recurrence_kernels[key] = _recurrence_kernel(*key)
+    height, width = d_out.shape
+    constants = _wave_constants(d_mag, d_freq, d_phi, width, spacing=1, multiple=waves)
+    grid = arrays.blocks_for(height * -(-width // outputs), threads)
+    _recurrence_kernels[key][grid, threads](*constants, d_out)
+    return d_out
 
 
 def sine_sum(mag, freq, phi, *, variant: str = "reduced argument, fast math", width: int = WIDTH,
@@ -319,10 +353,8 @@ def sine_sum(mag, freq, phi, *, variant: str = "reduced argument, fast math", wi
         kernel[(width, height), threads](d_mag, d_freq, d_phi, d_out)
     elif variant == "warp shuffle":
         sine_sum_warp_shuffle[arrays.blocks_for(32 * size, THREADS), THREADS](d_mag, d_freq, d_phi, d_out)
-    elif variant == "rotation, fast math":
-        constants = _wave_constants(d_mag, d_freq, d_phi, width)
-        columns = arrays.blocks_for(width, ROTATION_THREADS * ROTATION_OUTPUTS)
-        sine_sum_rotation[(columns, height), ROTATION_THREADS](*constants, d_out)
+    elif variant == "recurrence, fast math":
+        launch_recurrence(d_mag, d_freq, d_phi, d_out)
     else:
         constants = _wave_constants(d_mag, d_freq, d_phi, width)[:4]
         blocks = arrays.blocks_for(arrays.blocks_for(size, OUTPUTS), THREADS)
