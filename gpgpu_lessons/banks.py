@@ -19,7 +19,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .kernels.transpose import ROWS, TILE, WIDE_TILE, tile_slot
+from .kernels.transpose import ROWS, TILE, WIDE_ROWS, WIDE_TILE, WIDE_VEC, tile_slot
 
 BANKS = 32
 BANK_BYTES = 4
@@ -71,10 +71,11 @@ class Variant:
     tile: int = TILE
     rows: int = ROWS
     pad: int = 0
+    vec: int = 1       # "wide": neighbouring elements each thread moves per global access
 
     @property
     def threads(self) -> tuple[int, int]:
-        return (self.tile // 2 if self.kind == "wide" else self.tile, self.rows)
+        return (self.tile // self.vec, self.rows)
 
     @property
     def label(self) -> str:
@@ -83,7 +84,7 @@ class Variant:
         return f"{name} {tx}x{ty}" + (f" ({self.tile}x{self.tile} tile)" if self.tile != tx else "")
 
 
-WIDE = Variant("wide", WIDE_TILE, ROWS, 1)
+WIDE = Variant("wide", WIDE_TILE, WIDE_ROWS, 1, WIDE_VEC)
 
 
 @dataclass(frozen=True)
@@ -135,16 +136,16 @@ def _warp_requests(variant, phase, lanes, x0, y0, h, w, width, itemsize):
     """The requests of one warp in one loop iteration; lanes outside the matrix stay idle."""
     kind = variant.kind
     if kind == "wide":
+        v = variant.vec   # global elements count runs of v neighbours: the input seen as (h, w / v)
         if phase == "read":
-            live = [(tx, j) for tx, j in lanes if x0 + 2 * tx < w and y0 + j < h]
-            # global elements count 8-byte pairs: the input seen as (h, w / 2), the output as (w, h / 2)
-            return [Request("global", "ld", tuple((y0 + j) * (w // 2) + x0 // 2 + tx for tx, j in live), 8),
-                    Request("shared", "st", tuple(tile_slot(j, 2 * tx, width) for tx, j in live), 4),
-                    Request("shared", "st", tuple(tile_slot(j, 2 * tx + 1, width) for tx, j in live), 4)]
-        live = [(tx, j) for tx, j in lanes if y0 + 2 * tx < h and x0 + j < w]
-        return [Request("shared", "ld", tuple(tile_slot(2 * tx, j, width) for tx, j in live), 4),
-                Request("shared", "ld", tuple(tile_slot(2 * tx + 1, j, width) for tx, j in live), 4),
-                Request("global", "st", tuple((x0 + j) * (h // 2) + y0 // 2 + tx for tx, j in live), 8)]
+            live = [(tx, j) for tx, j in lanes if x0 + v * tx < w and y0 + j < h]
+            return [Request("global", "ld", tuple(((y0 + j) * w + x0 + v * tx) // v for tx, j in live), v * itemsize),
+                    *(Request("shared", "st", tuple(tile_slot(j, v * tx + i, width) for tx, j in live), itemsize)
+                      for i in range(v))]
+        live = [(tx, j) for tx, j in lanes if y0 + v * tx < h and x0 + j < w]
+        return [*(Request("shared", "ld", tuple(tile_slot(v * tx + i, j, width) for tx, j in live), itemsize)
+                  for i in range(v)),
+                Request("global", "st", tuple(((x0 + j) * h + y0 + v * tx) // v for tx, j in live), v * itemsize)]
     if phase == "read":
         live = [(tx, j) for tx, j in lanes if x0 + tx < w and y0 + j < h]
         load = Request("global", "ld", tuple((y0 + j) * w + x0 + tx for tx, j in live), itemsize)

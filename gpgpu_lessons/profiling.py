@@ -42,7 +42,7 @@ LAUNCHES = (
     ("naive 32x8", banks.Variant("naive"), (SIDE, SIDE)),
     ("tiled 32x8", banks.Variant("shared", pad=0), (SIDE, SIDE)),
     ("padded 32x8", banks.Variant("shared", pad=1), (SIDE, SIDE)),
-    ("wide 32x8, 64x64 tile", banks.WIDE, (SIDE, SIDE)),
+    (banks.WIDE.label, banks.WIDE, (SIDE, SIDE)),
     ("seed naive 16x16", banks.Variant("naive", 16, 16), FULL_HD),
     ("seed tiled 16x16", banks.Variant("shared", 16, 16, 0), FULL_HD),
     ("seed padded 16x16", banks.Variant("shared", 16, 16, 1), FULL_HD),
@@ -67,7 +67,7 @@ def launch_all() -> None:
         if variant.kind == "shared":
             transpose.tiled(d_a, tile=variant.tile, rows=variant.rows, pad=variant.pad)
         elif variant.kind == "wide":
-            transpose.wide(d_a, tile=variant.tile, rows=variant.rows, pad=variant.pad)
+            transpose.wide(d_a, tile=variant.tile, rows=variant.rows, pad=variant.pad, vec=variant.vec)
         else:
             wrappers[variant.kind](d_a, tile=variant.tile, rows=variant.rows)
         cuda.synchronize()
