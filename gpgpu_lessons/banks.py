@@ -238,3 +238,31 @@ def lane_table(tile: int = TILE, pad: int = 0, itemsize: int = 4, rows: int | No
     """Rows (lane, tile slot, bank) for the first lanes of a column read: the numbers behind the picture."""
     request = column_read(tile, pad, itemsize, rows)
     return [(lane, slot, bank_of(slot * itemsize)) for lane, slot in enumerate(request.elements[:lanes])]
+
+
+def block_order_picture(tiles: int = 8, groups=(1, 4), first: int = 16):
+    """Which tiles the first blocks read (top) and write (bottom), for each block order (transpose.tile_of_block)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .kernels.transpose import tile_of_block
+
+    fig, axes = plt.subplots(2, len(groups), figsize=(3.2 * len(groups), 6), layout="constrained", squeeze=False)
+    for col, group in enumerate(groups):
+        order = np.full((2, tiles, tiles), np.nan)
+        for block in range(first):
+            r, c = tile_of_block(block, tiles, tiles, group)
+            order[0, r, c], order[1, c, r] = block, block    # the output tile is the transposed one
+        for row, side in enumerate(("input tiles read", "output tiles written")):
+            ax = axes[row][col]
+            ax.imshow(order[row], cmap="viridis", vmin=0, vmax=first - 1)
+            for (r, c), block in np.ndenumerate(order[row]):
+                if not np.isnan(block):
+                    ax.text(c, r, int(block), ha="center", va="center", fontsize=7, color="white")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(f"group = {group}: {side}", fontsize=9)
+    fig.suptitle(f"the first {first} blocks of a {tiles} x {tiles}-tile transpose (number = block index)",
+                 fontsize=10)
+    plt.close(fig)
+    return fig

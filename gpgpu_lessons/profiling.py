@@ -131,6 +131,26 @@ def table(kernels: list[dict]) -> dict:
             "command": "ncu --clock-control none --csv --print-units base --metrics " + ",".join(METRICS)}
 
 
+SHOWN = ("shared ld bank conflicts", "shared st bank conflicts", "shared ld wavefronts / instr",
+         "global st sectors / request")   # the notebook's columns, each beside its prediction
+
+
+def summary(data: dict) -> tuple[list, list]:
+    """(header, rows) of a recorded table, kept to the kernel and SHOWN (each with its "predicted")."""
+    columns = data["columns"]
+    keep = [0] + [i for name in SHOWN for i in (columns.index(name), columns.index(name) + 1)]
+    rows = [[float(r[i]) if isinstance(r[i], int) else r[i] for i in keep] for r in data["rows"]]
+    return [columns[i] for i in keep], rows
+
+
+def predictions() -> tuple[list, list]:
+    """(header, rows) of the SHOWN numbers that gpgpu_lessons.banks predicts for LAUNCHES."""
+    keys = ("shared_ld_bank_conflicts", "shared_st_bank_conflicts", "shared_ld_wavefronts_per_request",
+            "global_st_sectors_per_request")
+    rows = [[label, *(float(banks.predict(variant, shape)[k]) for k in keys)] for label, variant, shape in LAUNCHES]
+    return ["kernel", *SHOWN], rows
+
+
 def why_not() -> str | None:
     """Why counters cannot be collected here, or None when they can."""
     if runtime.MODE != runtime.GPU:

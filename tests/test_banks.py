@@ -74,8 +74,9 @@ def test_predictions_for_the_profiled_kernels():
     padded = banks.predict(banks.Variant("shared", pad=1), side)
     assert padded["shared_ld_bank_conflicts"] == padded["shared_st_bank_conflicts"] == 0
     wide = banks.predict(banks.WIDE, side)
-    assert wide["global_st_sectors_per_request"] == wide["global_ld_sectors_per_request"] == 16  # 32 x 16 B
-    assert wide["shared_ld_wavefronts_per_request"] == 2       # lanes 4 rows apart: tx and tx + 8 share a bank
+    sectors = 32 * 4 * banks.WIDE.vec // 32                            # 32 lanes x 4 vec bytes
+    assert wide["global_st_sectors_per_request"] == wide["global_ld_sectors_per_request"] == sectors
+    assert wide["shared_ld_wavefronts_per_request"] == 2    # lanes read rows vec tx + i: 2-way conflicts
 
 
 def test_picture_draws():

@@ -65,8 +65,8 @@ def test_dtypes(dtype, rng):
     np.testing.assert_array_equal(transpose.naive(a, tile=4, rows=2), a.T)
 
 
-@pytest.mark.parametrize("vec, group", [(4, 1), (4, 3), (2, 2), (1, 1)])
-@pytest.mark.parametrize("shape", [(4, 4), (8, 68), (68, 4), (16, 24)])  # (16, 24): whole tiles, no checks
+@pytest.mark.parametrize("vec, group", [(4, 3), (2, 1), (1, 2)])
+@pytest.mark.parametrize("shape", [(4, 4), (8, 68), (68, 4)])
 def test_wide_on_shapes_of_whole_vectors(shape, vec, group, rng):
     a = random(rng, shape, np.uint32)
     out = poisoned(shape[::-1], np.uint32)
@@ -111,12 +111,12 @@ def test_any_shape_and_tiling(h, w, tile, split, pad, seed):
     (lambda: transpose.tiled(np.ones((3, 3), np.float32), tile=64, rows=32), ValueError, "at most 1024"),
     (lambda: transpose.tiled(np.ones((3, 3), np.float64), tile=128, rows=4), ValueError, "48 KiB"),
     (lambda: transpose.tiled(np.ones((3, 3), np.float32), pad=-1), ValueError, "pad must be an integer >= 0"),
-    (lambda: transpose.wide(np.ones((6, 4), np.float32)), ValueError, "multiple of 4 long, got shape"),
+    (lambda: transpose.wide(np.ones((6, 4), np.float32), vec=4), ValueError, "multiple of 4 long, got shape"),
     (lambda: transpose.wide_copy(np.ones((3, 6), np.float32), vec=4), ValueError, r"rows to be a multiple of 4"),
-    (lambda: transpose.wide(np.ones((4, 4), np.float64)), ValueError, "vec x itemsize <= 16"),
+    (lambda: transpose.wide(np.ones((4, 4), np.float64), vec=4), ValueError, "vec x itemsize <= 16"),
     (lambda: transpose.wide(np.ones((4, 4), np.float32), vec=3), ValueError, "vec must be 1, 2 or 4"),
     (lambda: transpose.wide(np.ones((4, 4), np.float32), group=0), ValueError, "group must be an integer >= 1"),
-    (lambda: transpose.wide(np.ones((4, 4), np.float32), tile=6, rows=2), ValueError, r"vec \(4\) must divide"),
+    (lambda: transpose.wide(np.ones((4, 4), np.float32), tile=6, rows=2, vec=4), ValueError, r"vec \(4\) must divide"),
     (lambda: transpose.padded(np.ones((3, 4), np.float32), out=cuda.device_array((3, 4), np.float32)),
      ValueError, "must have shape"),
     (lambda: transpose.rows_filter(np.ones((3, 4), np.float32), taps=[1.0, 1.0]), ValueError, "odd length"),

@@ -10,6 +10,11 @@ are in flight together: that is what keeps enough bytes moving to approach the c
 The shared tile is a flat array indexed through ``tile_slot`` (seed 003's ``index_tile``); the
 same Python function is compiled into the kernels and called by ``gpgpu_lessons.banks`` to draw
 which bank each lane of a warp hits.
+
+``wide`` is the fast one: each global access moves ``vec`` neighbours (8 or 16 bytes) through two
+small intrinsics, and blocks take their tiles in the order of ``tile_of_block`` (groups of tile
+rows). Every kernel makes its indices unsigned with ``at()`` (lesson 04's helper) so that Numba
+adds no negative-index wraparound code.
 """
 from __future__ import annotations
 
@@ -27,9 +32,9 @@ EIGHT_BYTE = (np.float64, np.uint64, np.int64)
 DTYPES = FOUR_BYTE + EIGHT_BYTE
 TILE, ROWS = 32, 8          # Mark Harris's shape: 32 x 8 threads move a 32 x 32 tile
 SEED_TILE = 16              # seed 000: 16 x 16 threads, one element each
-WIDE_TILE, WIDE_ROWS = 64, 16   # the wide kernel: 16 x 16 threads move a 64 x 64 tile ...
-WIDE_VEC = 4                    # ... 4 neighbouring elements (16 bytes of float32) per access
-GROUP = 8                       # ... blocks walk down 8 tile rows before moving right
+WIDE_TILE, WIDE_ROWS = 64, 16   # the wide kernel: 32 x 16 threads move a 64 x 64 tile ...
+WIDE_VEC = 2                    # ... 2 neighbouring elements (8 bytes of float32) per access
+GROUP = 1                       # ... blocks take the tiles row by row (tile_of_block)
 
 
 def tile_slot(row, col, width):
@@ -48,7 +53,7 @@ def _direct_kernel(tile: int, rows: int, transpose: bool, dtype):
     @cuda.jit
     def copy_or_transpose_direct(a, out):
         """Without shared memory: a warp reads a row; the naive transpose writes it as a column."""
-        held = cuda.local.array(per_thread, dtype)   # registers: all of a thread's loads in flight at once
+        held = cuda.local.array(per_thread, dtype)   # registers: a thread's loads all in flight
         h, w = a.shape
         x = cuda.blockIdx.x * tile + cuda.threadIdx.x
         y0 = cuda.blockIdx.y * tile + cuda.threadIdx.y
@@ -58,7 +63,7 @@ def _direct_kernel(tile: int, rows: int, transpose: bool, dtype):
         for k in range(per_thread):
             if x < w and y0 + k * rows < h:
                 if transpose:
-                    out[at(x), at(y0 + k * rows)] = held[k]   # neighbouring lanes write h elements apart
+                    out[at(x), at(y0 + k * rows)] = held[k]   # lanes write h elements apart
                 else:
                     out[at(y0 + k * rows), at(x)] = held[k]
 
@@ -73,7 +78,7 @@ def _shared_kernel(tile: int, rows: int, pad: int, dtype):
 
     @cuda.jit
     def transpose_through_shared(a, out):
-        """Read a tile row by row, write it transposed row by row; pad > 0 spreads a column over the banks."""
+        """Read a tile by rows, write it transposed by rows; pad > 0 spreads columns over banks."""
         buf = cuda.shared.array(slots, dtype)
         held = cuda.local.array(per_thread, dtype)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
@@ -87,7 +92,7 @@ def _shared_kernel(tile: int, rows: int, pad: int, dtype):
             buf[at(tile_slot_gpu(ty + k * rows, tx, width))] = held[k]   # a warp writes a tile row
         cuda.syncthreads()
         for k in range(per_thread):
-            held[k] = buf[at(tile_slot_gpu(tx, ty + k * rows, width))]   # a warp reads a tile column
+            held[k] = buf[at(tile_slot_gpu(tx, ty + k * rows, width))]   # a warp reads a column
         ox = cuda.blockIdx.y * tile + tx                              # output column = input row
         oy0 = cuda.blockIdx.x * tile + ty                             # output row = input column
         for k in range(per_thread):
@@ -98,7 +103,7 @@ def _shared_kernel(tile: int, rows: int, pad: int, dtype):
 
 
 def tile_of_block(block, tiles_y, tiles_x, group):
-    """(tile row, tile column) handled by 1-D block `block`: blocks walk down `group` tile rows, then right.
+    """(tile row, tile column) of 1-D block `block`: blocks walk down `group` tile rows, then right.
 
     group = 1 is the usual row-by-row order. A larger group makes the blocks resident at the same
     time cover a squarer patch of tiles, so both the rows they read and the rows they write (the
@@ -176,7 +181,7 @@ def _vector_access(vec: int):
 
 
 @functools.cache
-def _vector_kernel(tile: int, rows: int, vec: int, pad: int, transpose: bool, guarded: bool, dtype):
+def _vector_kernel(tile: int, rows: int, vec: int, pad: int, transpose: bool, dtype):
     """Build the transpose (or, transpose=False, the copy) that moves vec neighbours per global access."""
     width = tile + pad
     slots = tile * width if transpose else 1
@@ -185,15 +190,16 @@ def _vector_kernel(tile: int, rows: int, vec: int, pad: int, transpose: bool, gu
 
     @cuda.jit
     def transpose_vectors(a, out, group):
-        """Each thread loads tile / rows runs of vec neighbours (one wide access each), all before it stores."""
+        """Each thread loads tile / rows runs of vec neighbours (one access each), then stores them."""
         buf = cuda.shared.array(slots, dtype)
         held = cuda.local.array((per_thread, vec), dtype)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         h, w = a.shape
-        tile_row, tile_col = tile_of_block_gpu(cuda.blockIdx.x, (h + tile - 1) // tile, (w + tile - 1) // tile, group)
+        tiles_y, tiles_x = (h + tile - 1) // tile, (w + tile - 1) // tile
+        tile_row, tile_col = tile_of_block_gpu(cuda.blockIdx.x, tiles_y, tiles_x, group)
         y0, x0 = tile_row * tile + ty, tile_col * tile + vec * tx
-        for k in range(per_thread):                     # guarded=False: only full tiles, no checks
-            if not guarded or (y0 + k * rows < h and x0 < w):
+        for k in range(per_thread):
+            if y0 + k * rows < h and x0 < w:
                 load(a, at(y0 + k * rows), at(x0), held, k)
         if transpose:
             for k in range(per_thread):
@@ -201,12 +207,12 @@ def _vector_kernel(tile: int, rows: int, vec: int, pad: int, transpose: bool, gu
                     buf[at(tile_slot_gpu(ty + k * rows, vec * tx + j, width))] = held[k, j]
             cuda.syncthreads()
             for k in range(per_thread):
-                for j in range(vec):                    # a thread gathers vec neighbours of a tile column
+                for j in range(vec):                    # vec neighbours of a tile column
                     held[k, j] = buf[at(tile_slot_gpu(vec * tx + j, ty + k * rows, width))]
             y0, x0 = tile_col * tile + ty, tile_row * tile + vec * tx
         oh, ow = out.shape
         for k in range(per_thread):
-            if not guarded or (y0 + k * rows < oh and x0 < ow):
+            if y0 + k * rows < oh and x0 < ow:
                 store(out, at(y0 + k * rows), at(x0), held, k)
 
     return transpose_vectors
@@ -292,8 +298,7 @@ def _vector_launch(a, out, tile, rows, vec, pad, group, transpose):
     if tile % vec:
         raise ValueError(f"vec ({vec}) must divide tile ({tile}): a thread moves vec neighbours of a tile row")
     _check_tiling(tile, rows, pad, itemsize if transpose else 0, tile // vec)
-    full_tiles = h % tile == 0 and w % tile == 0        # then the kernel is compiled without any bounds check
-    kernel = _vector_kernel(tile, rows, vec, pad, transpose, not full_tiles, numba.from_dtype(d_a.dtype))
+    kernel = _vector_kernel(tile, rows, vec, pad, transpose, numba.from_dtype(d_a.dtype))
     blocks = arrays.blocks_for(h, tile) * arrays.blocks_for(w, tile)
     kernel[blocks, (tile // vec, rows)](d_a, d_out, group)
     return arrays.returned(d_out, to_host)
@@ -301,9 +306,9 @@ def _vector_launch(a, out, tile, rows, vec, pad, group, transpose):
 
 def wide(a, *, out=None, tile: int = WIDE_TILE, rows: int = WIDE_ROWS, vec: int = WIDE_VEC, pad: int = 1,
          group: int = GROUP):
-    """Transpose moving vec neighbours per global access (16 bytes for float32), blocks in groups of tile rows.
+    """Transpose moving vec neighbours per global access (8 or 16 bytes), blocks in groups of tile rows.
 
-    Both sides must be multiples of vec. Shapes made of whole tiles run a kernel without bounds checks.
+    Both sides must be multiples of vec, and the arrays aligned to vec elements.
     """
     return _vector_launch(a, out, tile, rows, vec, pad, group, transpose=True)
 
@@ -335,7 +340,7 @@ def kernel(kind: str, *, tile: int = TILE, rows: int = ROWS, pad: int = 1, vec: 
     builders = {"copy": lambda: _direct_kernel(tile, rows, False, numba_type),
                 "naive": lambda: _direct_kernel(tile, rows, True, numba_type),
                 "shared": lambda: _shared_kernel(tile, rows, pad, numba_type),
-                "wide": lambda: _vector_kernel(tile, rows, vec, pad, True, True, numba_type)}
+                "wide": lambda: _vector_kernel(tile, rows, vec, pad, True, numba_type)}
     if kind not in builders:
         raise ValueError(f"kind must be one of {sorted(builders)}, got {kind!r}")
     return builders[kind]()
@@ -353,6 +358,7 @@ VARIANTS = {
     "padded 32x8": padded,
     f"copy {WIDE_NAME}": wide_copy,
     f"wide {WIDE_NAME}": wide,
+    f"wide {WIDE_NAME}, group 8": functools.partial(wide, group=8),
 }
 
 
