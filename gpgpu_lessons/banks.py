@@ -225,7 +225,7 @@ def picture(tile: int = TILE, pads=(0, 1), itemsize: int = 4, rows: int | None =
     """Side-by-side tiles coloured by bank, with and without padding (one panel per pad)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(pads), figsize=(5 * len(pads), 5), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(1, len(pads), figsize=(4.4 * len(pads), 4.4), layout="constrained", squeeze=False)
     for ax, pad in zip(axes[0], pads):
         draw_tile(ax, tile, pad, itemsize, rows)
     fig.suptitle("colour = bank (32 banks of 4 bytes); black boxes = the slots one warp reads together",
@@ -247,7 +247,8 @@ def block_order_picture(tiles: int = 8, groups=(1, 4), first: int = 16):
 
     from .kernels.transpose import tile_of_block
 
-    fig, axes = plt.subplots(2, len(groups), figsize=(3.2 * len(groups), 6), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(2, len(groups), figsize=(2.9 * len(groups), 5.4), layout="constrained",
+                             squeeze=False)
     for col, group in enumerate(groups):
         order = np.full((2, tiles, tiles), np.nan)
         for block in range(first):
