@@ -19,7 +19,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .kernels.transpose import ROWS, TILE, WIDE_TILE, tile_slot
+from .kernels.transpose import ROWS, TILE, WIDE_ROWS, WIDE_TILE, WIDE_VEC, tile_slot
 
 BANKS = 32
 BANK_BYTES = 4
@@ -71,10 +71,11 @@ class Variant:
     tile: int = TILE
     rows: int = ROWS
     pad: int = 0
+    vec: int = 1       # "wide": neighbouring elements each thread moves per global access
 
     @property
     def threads(self) -> tuple[int, int]:
-        return (self.tile // 2 if self.kind == "wide" else self.tile, self.rows)
+        return (self.tile // self.vec, self.rows)
 
     @property
     def label(self) -> str:
@@ -83,7 +84,7 @@ class Variant:
         return f"{name} {tx}x{ty}" + (f" ({self.tile}x{self.tile} tile)" if self.tile != tx else "")
 
 
-WIDE = Variant("wide", WIDE_TILE, ROWS, 1)
+WIDE = Variant("wide", WIDE_TILE, WIDE_ROWS, 1, WIDE_VEC)
 
 
 @dataclass(frozen=True)
@@ -135,16 +136,16 @@ def _warp_requests(variant, phase, lanes, x0, y0, h, w, width, itemsize):
     """The requests of one warp in one loop iteration; lanes outside the matrix stay idle."""
     kind = variant.kind
     if kind == "wide":
+        v = variant.vec   # global elements count runs of v neighbours: the input seen as (h, w / v)
         if phase == "read":
-            live = [(tx, j) for tx, j in lanes if x0 + 2 * tx < w and y0 + j < h]
-            # global elements count 8-byte pairs: the input seen as (h, w / 2), the output as (w, h / 2)
-            return [Request("global", "ld", tuple((y0 + j) * (w // 2) + x0 // 2 + tx for tx, j in live), 8),
-                    Request("shared", "st", tuple(tile_slot(j, 2 * tx, width) for tx, j in live), 4),
-                    Request("shared", "st", tuple(tile_slot(j, 2 * tx + 1, width) for tx, j in live), 4)]
-        live = [(tx, j) for tx, j in lanes if y0 + 2 * tx < h and x0 + j < w]
-        return [Request("shared", "ld", tuple(tile_slot(2 * tx, j, width) for tx, j in live), 4),
-                Request("shared", "ld", tuple(tile_slot(2 * tx + 1, j, width) for tx, j in live), 4),
-                Request("global", "st", tuple((x0 + j) * (h // 2) + y0 // 2 + tx for tx, j in live), 8)]
+            live = [(tx, j) for tx, j in lanes if x0 + v * tx < w and y0 + j < h]
+            return [Request("global", "ld", tuple(((y0 + j) * w + x0 + v * tx) // v for tx, j in live), v * itemsize),
+                    *(Request("shared", "st", tuple(tile_slot(j, v * tx + i, width) for tx, j in live), itemsize)
+                      for i in range(v))]
+        live = [(tx, j) for tx, j in lanes if y0 + v * tx < h and x0 + j < w]
+        return [*(Request("shared", "ld", tuple(tile_slot(v * tx + i, j, width) for tx, j in live), itemsize)
+                  for i in range(v)),
+                Request("global", "st", tuple(((x0 + j) * h + y0 + v * tx) // v for tx, j in live), v * itemsize)]
     if phase == "read":
         live = [(tx, j) for tx, j in lanes if x0 + tx < w and y0 + j < h]
         load = Request("global", "ld", tuple((y0 + j) * w + x0 + tx for tx, j in live), itemsize)
@@ -224,7 +225,7 @@ def picture(tile: int = TILE, pads=(0, 1), itemsize: int = 4, rows: int | None =
     """Side-by-side tiles coloured by bank, with and without padding (one panel per pad)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(pads), figsize=(5 * len(pads), 5), layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(1, len(pads), figsize=(4.4 * len(pads), 4.4), layout="constrained", squeeze=False)
     for ax, pad in zip(axes[0], pads):
         draw_tile(ax, tile, pad, itemsize, rows)
     fig.suptitle("colour = bank (32 banks of 4 bytes); black boxes = the slots one warp reads together",
@@ -237,3 +238,32 @@ def lane_table(tile: int = TILE, pad: int = 0, itemsize: int = 4, rows: int | No
     """Rows (lane, tile slot, bank) for the first lanes of a column read: the numbers behind the picture."""
     request = column_read(tile, pad, itemsize, rows)
     return [(lane, slot, bank_of(slot * itemsize)) for lane, slot in enumerate(request.elements[:lanes])]
+
+
+def block_order_picture(tiles: int = 8, groups=(1, 4), first: int = 16):
+    """Which tiles the first blocks read (top) and write (bottom), for each block order (transpose.tile_of_block)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .kernels.transpose import tile_of_block
+
+    fig, axes = plt.subplots(2, len(groups), figsize=(2.9 * len(groups), 5.4), layout="constrained",
+                             squeeze=False)
+    for col, group in enumerate(groups):
+        order = np.full((2, tiles, tiles), np.nan)
+        for block in range(first):
+            r, c = tile_of_block(block, tiles, tiles, group)
+            order[0, r, c], order[1, c, r] = block, block    # the output tile is the transposed one
+        for row, side in enumerate(("input tiles read", "output tiles written")):
+            ax = axes[row][col]
+            ax.imshow(order[row], cmap="viridis", vmin=0, vmax=first - 1)
+            for (r, c), block in np.ndenumerate(order[row]):
+                if not np.isnan(block):
+                    ax.text(c, r, int(block), ha="center", va="center", fontsize=7, color="white")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(f"group = {group}: {side}", fontsize=9)
+    fig.suptitle(f"the first {first} blocks of a {tiles} x {tiles}-tile transpose (number = block index)",
+                 fontsize=10)
+    plt.close(fig)
+    return fig

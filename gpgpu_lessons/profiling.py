@@ -42,7 +42,7 @@ LAUNCHES = (
     ("naive 32x8", banks.Variant("naive"), (SIDE, SIDE)),
     ("tiled 32x8", banks.Variant("shared", pad=0), (SIDE, SIDE)),
     ("padded 32x8", banks.Variant("shared", pad=1), (SIDE, SIDE)),
-    ("wide 32x8, 64x64 tile", banks.WIDE, (SIDE, SIDE)),
+    (banks.WIDE.label, banks.WIDE, (SIDE, SIDE)),
     ("seed naive 16x16", banks.Variant("naive", 16, 16), FULL_HD),
     ("seed tiled 16x16", banks.Variant("shared", 16, 16, 0), FULL_HD),
     ("seed padded 16x16", banks.Variant("shared", 16, 16, 1), FULL_HD),
@@ -67,7 +67,7 @@ def launch_all() -> None:
         if variant.kind == "shared":
             transpose.tiled(d_a, tile=variant.tile, rows=variant.rows, pad=variant.pad)
         elif variant.kind == "wide":
-            transpose.wide(d_a, tile=variant.tile, rows=variant.rows, pad=variant.pad)
+            transpose.wide(d_a, tile=variant.tile, rows=variant.rows, pad=variant.pad, vec=variant.vec)
         else:
             wrappers[variant.kind](d_a, tile=variant.tile, rows=variant.rows)
         cuda.synchronize()
@@ -129,6 +129,26 @@ def table(kernels: list[dict]) -> dict:
     return {"kind": "table", "columns": COLUMNS, "rows": rows,
             "raw": [{"label": label, **kernel} for (label, _, _), kernel in zip(LAUNCHES, kernels)],
             "command": "ncu --clock-control none --csv --print-units base --metrics " + ",".join(METRICS)}
+
+
+SHOWN = ("shared ld bank conflicts", "shared st bank conflicts", "shared ld wavefronts / instr",
+         "global st sectors / request")   # the notebook's columns, each beside its prediction
+
+
+def summary(data: dict) -> tuple[list, list]:
+    """(header, rows) of a recorded table, kept to the kernel and SHOWN (each with its "predicted")."""
+    columns = data["columns"]
+    keep = [0] + [i for name in SHOWN for i in (columns.index(name), columns.index(name) + 1)]
+    rows = [[float(r[i]) if isinstance(r[i], int) else r[i] for i in keep] for r in data["rows"]]
+    return [columns[i] for i in keep], rows
+
+
+def predictions() -> tuple[list, list]:
+    """(header, rows) of the SHOWN numbers that gpgpu_lessons.banks predicts for LAUNCHES."""
+    keys = ("shared_ld_bank_conflicts", "shared_st_bank_conflicts", "shared_ld_wavefronts_per_request",
+            "global_st_sectors_per_request")
+    rows = [[label, *(float(banks.predict(variant, shape)[k]) for k in keys)] for label, variant, shape in LAUNCHES]
+    return ["kernel", *SHOWN], rows
 
 
 def why_not() -> str | None:

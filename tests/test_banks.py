@@ -74,7 +74,9 @@ def test_predictions_for_the_profiled_kernels():
     padded = banks.predict(banks.Variant("shared", pad=1), side)
     assert padded["shared_ld_bank_conflicts"] == padded["shared_st_bank_conflicts"] == 0
     wide = banks.predict(banks.WIDE, side)
-    assert wide["global_st_sectors_per_request"] == wide["global_ld_sectors_per_request"] == 8
+    sectors = 32 * 4 * banks.WIDE.vec // 32                            # 32 lanes x 4 vec bytes
+    assert wide["global_st_sectors_per_request"] == wide["global_ld_sectors_per_request"] == sectors
+    assert wide["shared_ld_wavefronts_per_request"] == 2    # lanes read rows vec tx + i: 2-way conflicts
 
 
 def test_picture_draws():
@@ -119,6 +121,21 @@ def test_counter_table_puts_predictions_beside_measurements():
     assert naive[data["columns"].index("global st sectors / request") + 1] == 32.0
     with pytest.raises(ValueError, match="expected"):
         profiling.table(kernels[:2])
+    header, rows = profiling.summary(data)           # what the notebook shows: each number beside its prediction
+    assert header[0] == "kernel" and header[1:3] == ["shared ld bank conflicts", "predicted"]
+    assert rows[1][0] == "naive 32x8" and rows[1][-2:] == [32.0, 32.0] and len(header) == 1 + 2 * len(profiling.SHOWN)
+
+
+def test_predictions_table_for_the_notebook_without_counters():
+    header, rows = profiling.predictions()
+    assert header == ["kernel", *profiling.SHOWN] and [r[0] for r in rows] == [l for l, _, _ in profiling.LAUNCHES]
+    tiled = rows[2]
+    assert tiled[0] == "tiled 32x8" and tiled[3] == 32       # 32 wavefronts per column read
+
+
+def test_block_order_picture_draws():
+    fig = banks.block_order_picture(tiles=4, groups=(1, 2), first=6)
+    assert len(fig.axes) == 4 and "group = 2" in fig.axes[1].get_title()
 
 
 def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch):

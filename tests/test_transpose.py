@@ -16,7 +16,7 @@ TRANSPOSES = {
     "seed 16x16 unpadded": lambda a, **kw: transpose.seed(a, pad=0, **kw),
     "best": transpose.transpose,
 }
-FULL_HD = runtime.pick(gpu=(1080, 1920), simulator=(18, 32))  # same aspect, small in the simulator
+FULL_HD = runtime.pick(gpu=(1080, 1920), simulator=(36, 64))  # same aspect, small in the simulator
 
 
 def poisoned(shape, dtype):
@@ -65,14 +65,28 @@ def test_dtypes(dtype, rng):
     np.testing.assert_array_equal(transpose.naive(a, tile=4, rows=2), a.T)
 
 
-def test_wide_on_even_shapes(rng):
-    for shape in ((2, 2), (6, 70), (66, 4)):
-        a = random(rng, shape, np.uint32)
-        out = poisoned(shape[::-1], np.uint32)
-        transpose.wide(cuda.to_device(a), out=out, tile=8, rows=2)
-        np.testing.assert_array_equal(out.copy_to_host(), a.T)
-    a = random(rng, (6, 70))
-    np.testing.assert_array_equal(transpose.wide(a), a.T)
+@pytest.mark.parametrize("vec, group", [(4, 3), (2, 1), (1, 2)])
+@pytest.mark.parametrize("shape", [(4, 4), (8, 68), (68, 4)])
+def test_wide_on_shapes_of_whole_vectors(shape, vec, group, rng):
+    a = random(rng, shape, np.uint32)
+    out = poisoned(shape[::-1], np.uint32)
+    transpose.wide(cuda.to_device(a), out=out, tile=8, rows=2, vec=vec, group=group)
+    np.testing.assert_array_equal(out.copy_to_host(), a.T)
+    out = poisoned(shape, np.uint32)
+    transpose.wide_copy(cuda.to_device(a), out=out, tile=8, rows=4, vec=vec, group=group)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+def test_wide_8_byte_elements(rng):
+    b = random(rng, (6, 10), np.float64)
+    np.testing.assert_array_equal(transpose.wide(b, tile=4, rows=2, vec=2), b.T)
+
+
+def test_blocks_cover_every_tile_once():
+    for tiles_y, tiles_x, group in [(1, 1, 1), (5, 3, 2), (4, 7, 8), (9, 2, 4), (6, 6, 1)]:
+        seen = [transpose.tile_of_block(b, tiles_y, tiles_x, group) for b in range(tiles_y * tiles_x)]
+        assert sorted(seen) == [(r, c) for r in range(tiles_y) for c in range(tiles_x)]
+    assert transpose.tile_of_block(1, 4, 7, 2) == (1, 0)   # the next block walks down the group first
 
 
 @settings(max_examples=12, deadline=None)
@@ -97,8 +111,12 @@ def test_any_shape_and_tiling(h, w, tile, split, pad, seed):
     (lambda: transpose.tiled(np.ones((3, 3), np.float32), tile=64, rows=32), ValueError, "at most 1024"),
     (lambda: transpose.tiled(np.ones((3, 3), np.float64), tile=128, rows=4), ValueError, "48 KiB"),
     (lambda: transpose.tiled(np.ones((3, 3), np.float32), pad=-1), ValueError, "pad must be an integer >= 0"),
-    (lambda: transpose.wide(np.ones((3, 4), np.float32)), ValueError, "even number of rows and columns"),
-    (lambda: transpose.wide(np.ones((4, 4), np.float64)), TypeError, "packs two 4-byte elements"),
+    (lambda: transpose.wide(np.ones((6, 4), np.float32), vec=4), ValueError, "multiple of 4 long, got shape"),
+    (lambda: transpose.wide_copy(np.ones((3, 6), np.float32), vec=4), ValueError, r"rows to be a multiple of 4"),
+    (lambda: transpose.wide(np.ones((4, 4), np.float64), vec=4), ValueError, "vec x itemsize <= 16"),
+    (lambda: transpose.wide(np.ones((4, 4), np.float32), vec=3), ValueError, "vec must be 1, 2 or 4"),
+    (lambda: transpose.wide(np.ones((4, 4), np.float32), group=0), ValueError, "group must be an integer >= 1"),
+    (lambda: transpose.wide(np.ones((4, 4), np.float32), tile=6, rows=2, vec=4), ValueError, r"vec \(4\) must divide"),
     (lambda: transpose.padded(np.ones((3, 4), np.float32), out=cuda.device_array((3, 4), np.float32)),
      ValueError, "must have shape"),
     (lambda: transpose.rows_filter(np.ones((3, 4), np.float32), taps=[1.0, 1.0]), ValueError, "odd length"),
@@ -124,7 +142,7 @@ def test_fft2_by_transposes_matches_numpy(rng):
 
 
 def test_every_named_variant_and_kernel_lookup(rng):
-    a = random(rng, (6, 40))
+    a = random(rng, (8, 40))
     for name, run in transpose.VARIANTS.items():
         np.testing.assert_array_equal(run(a), a if name.startswith("copy") else a.T, err_msg=name)
     for kind in ("copy", "naive", "shared", "wide"):

@@ -10,6 +10,11 @@ are in flight together: that is what keeps enough bytes moving to approach the c
 The shared tile is a flat array indexed through ``tile_slot`` (seed 003's ``index_tile``); the
 same Python function is compiled into the kernels and called by ``gpgpu_lessons.banks`` to draw
 which bank each lane of a warp hits.
+
+``wide`` is the fast one: each global access moves ``vec`` neighbours (8 or 16 bytes) through two
+small intrinsics, and blocks take their tiles in the order of ``tile_of_block`` (groups of tile
+rows). Every kernel makes its indices unsigned with ``at()`` (lesson 04's helper) so that Numba
+adds no negative-index wraparound code.
 """
 from __future__ import annotations
 
@@ -19,16 +24,17 @@ import numba
 import numpy as np
 from numba import cuda
 
-from .. import arrays
+from .. import arrays, runtime
+from .filters import at
 
 FOUR_BYTE = (np.float32, np.uint32, np.int32)
 EIGHT_BYTE = (np.float64, np.uint64, np.int64)
 DTYPES = FOUR_BYTE + EIGHT_BYTE
 TILE, ROWS = 32, 8          # Mark Harris's shape: 32 x 8 threads move a 32 x 32 tile
 SEED_TILE = 16              # seed 000: 16 x 16 threads, one element each
-WIDE_TILE = 64              # the wide kernel: 64 x 64 tiles, two 4-byte elements per access
-_LOW_HALF = np.uint64(0xFFFFFFFF)
-_HALF_SHIFT = np.uint64(32)
+WIDE_TILE, WIDE_ROWS = 64, 16   # the wide kernel: 32 x 16 threads move a 64 x 64 tile ...
+WIDE_VEC = 2                    # ... 2 neighbouring elements (8 bytes of float32) per access
+GROUP = 1                       # ... blocks take the tiles row by row (tile_of_block)
 
 
 def tile_slot(row, col, width):
@@ -47,19 +53,19 @@ def _direct_kernel(tile: int, rows: int, transpose: bool, dtype):
     @cuda.jit
     def copy_or_transpose_direct(a, out):
         """Without shared memory: a warp reads a row; the naive transpose writes it as a column."""
-        held = cuda.local.array(per_thread, dtype)   # registers: all of a thread's loads in flight at once
+        held = cuda.local.array(per_thread, dtype)   # registers: a thread's loads all in flight
         h, w = a.shape
         x = cuda.blockIdx.x * tile + cuda.threadIdx.x
         y0 = cuda.blockIdx.y * tile + cuda.threadIdx.y
         for k in range(per_thread):
             if x < w and y0 + k * rows < h:
-                held[k] = a[y0 + k * rows, x]
+                held[k] = a[at(y0 + k * rows), at(x)]
         for k in range(per_thread):
             if x < w and y0 + k * rows < h:
                 if transpose:
-                    out[x, y0 + k * rows] = held[k]   # neighbouring lanes write h elements apart
+                    out[at(x), at(y0 + k * rows)] = held[k]   # lanes write h elements apart
                 else:
-                    out[y0 + k * rows, x] = held[k]
+                    out[at(y0 + k * rows), at(x)] = held[k]
 
     return copy_or_transpose_direct
 
@@ -72,7 +78,7 @@ def _shared_kernel(tile: int, rows: int, pad: int, dtype):
 
     @cuda.jit
     def transpose_through_shared(a, out):
-        """Read a tile row by row, write it transposed row by row; pad > 0 spreads a column over the banks."""
+        """Read a tile by rows, write it transposed by rows; pad > 0 spreads columns over banks."""
         buf = cuda.shared.array(slots, dtype)
         held = cuda.local.array(per_thread, dtype)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
@@ -81,60 +87,144 @@ def _shared_kernel(tile: int, rows: int, pad: int, dtype):
         y0 = cuda.blockIdx.y * tile
         for k in range(per_thread):
             if x < w and y0 + ty + k * rows < h:
-                held[k] = a[y0 + ty + k * rows, x]
+                held[k] = a[at(y0 + ty + k * rows), at(x)]
         for k in range(per_thread):
-            buf[tile_slot_gpu(ty + k * rows, tx, width)] = held[k]   # a warp writes a tile row
+            buf[at(tile_slot_gpu(ty + k * rows, tx, width))] = held[k]   # a warp writes a tile row
         cuda.syncthreads()
         for k in range(per_thread):
-            held[k] = buf[tile_slot_gpu(tx, ty + k * rows, width)]   # a warp reads a tile column
+            held[k] = buf[at(tile_slot_gpu(tx, ty + k * rows, width))]   # a warp reads a column
         ox = cuda.blockIdx.y * tile + tx                              # output column = input row
         oy0 = cuda.blockIdx.x * tile + ty                             # output row = input column
         for k in range(per_thread):
             if ox < h and oy0 + k * rows < w:
-                out[oy0 + k * rows, ox] = held[k]
+                out[at(oy0 + k * rows), at(ox)] = held[k]
 
     return transpose_through_shared
 
 
+def tile_of_block(block, tiles_y, tiles_x, group):
+    """(tile row, tile column) of 1-D block `block`: blocks walk down `group` tile rows, then right.
+
+    group = 1 is the usual row-by-row order. A larger group makes the blocks resident at the same
+    time cover a squarer patch of tiles, so both the rows they read and the rows they write (the
+    output's rows are the input's columns) are long contiguous runs in DRAM.
+    """
+    first = (block // (group * tiles_x)) * group          # first tile row of this block's group
+    rows_here = min(group, tiles_y - first)               # the last group may be shorter
+    inside = block - first * tiles_x
+    return first + inside % rows_here, inside // rows_here
+
+
+tile_of_block_gpu = cuda.jit(device=True)(tile_of_block)
+
+
+def _vector_access(vec: int):
+    """(load, store) that move a[y, x], ..., a[y, x + vec - 1] from/to held[k, 0 .. vec - 1] as ONE access.
+
+    Numba has no float32x4 type, so on a GPU these are intrinsics that read or write the vec
+    neighbours through an LLVM vector aligned to its size: one ld/st.global.v2 or .v4 instruction.
+    In the simulator (and for vec = 1) they are the plain loops below.
+    """
+    def load(a, y, x, held, k):
+        for j in range(vec):
+            held[k, j] = a[y, x + j]
+
+    def store(out, y, x, held, k):
+        for j in range(vec):
+            out[y, x + j] = held[k, j]
+
+    if runtime.is_simulator():
+        return load, store
+    if vec == 1:
+        return cuda.jit(device=True)(load), cuda.jit(device=True)(store)
+    from llvmlite import ir
+    from numba.cuda import cgutils, types
+    from numba.cuda.extending import intrinsic
+
+    def pointers(context, builder, sig, args):
+        """The vector pointer to global a[y, x] and the pointers to held[k, 0 .. vec - 1]."""
+        aty, yty, xty, hty, kty = sig.args
+        av, yv, xv, hv, kv = args
+        index = [context.cast(builder, yv, yty, types.intp), context.cast(builder, xv, xty, types.intp)]
+        first = cgutils.get_item_pointer(context, builder, aty, context.make_array(aty)(context, builder, av),
+                                         index, wraparound=False)
+        element = context.get_value_type(aty.dtype)
+        vector = ir.VectorType(element, vec)
+        held = context.make_array(hty)(context, builder, hv)
+        k = context.cast(builder, kv, kty, types.intp)
+        slots = [cgutils.get_item_pointer(context, builder, hty, held, [k, context.get_constant(types.intp, j)],
+                                          wraparound=False) for j in range(vec)]
+        return builder.bitcast(first, vector.as_pointer()), vec * context.get_abi_sizeof(element), slots
+
+    @intrinsic
+    def load_vector(typingctx, a, y, x, held, k):
+        def codegen(context, builder, sig, args):
+            ptr, align, slots = pointers(context, builder, sig, args)
+            words = builder.load(ptr, align=align)
+            for j, slot in enumerate(slots):
+                builder.store(builder.extract_element(words, ir.Constant(ir.IntType(32), j)), slot)
+            return context.get_dummy_value()
+        return types.void(a, y, x, held, k), codegen
+
+    @intrinsic
+    def store_vector(typingctx, out, y, x, held, k):
+        def codegen(context, builder, sig, args):
+            ptr, align, slots = pointers(context, builder, sig, args)
+            words = ir.Constant(ptr.type.pointee, ir.Undefined)
+            for j, slot in enumerate(slots):
+                words = builder.insert_element(words, builder.load(slot), ir.Constant(ir.IntType(32), j))
+            builder.store(words, ptr, align=align)
+            return context.get_dummy_value()
+        return types.void(out, y, x, held, k), codegen
+
+    return load_vector, store_vector
+
+
 @functools.cache
-def _wide_kernel(tile: int, rows: int, pad: int):
-    """Build the transpose of 4-byte elements that moves two neighbours per 8-byte access."""
-    width, slots = tile + pad, tile * (tile + pad)
-    pairs = tile // 2
+def _vector_kernel(tile: int, rows: int, vec: int, pad: int, transpose: bool, dtype):
+    """Build the transpose (or, transpose=False, the copy) that moves vec neighbours per global access."""
+    width = tile + pad
+    slots = tile * width if transpose else 1
     per_thread = tile // rows
+    load, store = _vector_access(vec)
 
     @cuda.jit
-    def transpose_wide(a2, out2):
-        """As transpose_through_shared, but global memory is read and written 8 bytes (two elements) at a time."""
-        buf = cuda.shared.array(slots, numba.uint32)
-        held = cuda.local.array(per_thread, numba.uint64)
+    def transpose_vectors(a, out, group):
+        """Each thread loads tile / rows runs of vec neighbours (one access each), then stores them."""
+        buf = cuda.shared.array(slots, dtype)
+        held = cuda.local.array((per_thread, vec), dtype)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        h, w2 = a2.shape                    # a2 is the input seen as pairs: (h, w / 2) uint64
-        w, h2 = out2.shape                  # out2 is the output seen as pairs: (w, h / 2)
-        x2 = cuda.blockIdx.x * pairs + tx
-        y0 = cuda.blockIdx.y * tile
+        h, w = a.shape
+        tiles_y, tiles_x = (h + tile - 1) // tile, (w + tile - 1) // tile
+        tile_row, tile_col = tile_of_block_gpu(cuda.blockIdx.x, tiles_y, tiles_x, group)
+        y0, x0 = tile_row * tile + ty, tile_col * tile + vec * tx
         for k in range(per_thread):
-            if x2 < w2 and y0 + ty + k * rows < h:
-                held[k] = a2[y0 + ty + k * rows, x2]
-        for k in range(per_thread):         # little endian: the low half is the left element
-            buf[tile_slot_gpu(ty + k * rows, 2 * tx, width)] = held[k] & _LOW_HALF
-            buf[tile_slot_gpu(ty + k * rows, 2 * tx + 1, width)] = held[k] >> _HALF_SHIFT
-        cuda.syncthreads()
-        for k in range(per_thread):         # output pair tx = input rows 2 tx and 2 tx + 1
-            low = buf[tile_slot_gpu(2 * tx, ty + k * rows, width)]
-            high = buf[tile_slot_gpu(2 * tx + 1, ty + k * rows, width)]
-            held[k] = (numba.uint64(high) << _HALF_SHIFT) | low
-        ox2 = cuda.blockIdx.y * pairs + tx
-        oy0 = cuda.blockIdx.x * tile + ty
+            if y0 + k * rows < h and x0 < w:
+                load(a, at(y0 + k * rows), at(x0), held, k)
+        if transpose:
+            for k in range(per_thread):
+                for j in range(vec):                    # a warp writes tile rows
+                    buf[at(tile_slot_gpu(ty + k * rows, vec * tx + j, width))] = held[k, j]
+            cuda.syncthreads()
+            for k in range(per_thread):
+                for j in range(vec):                    # vec neighbours of a tile column
+                    held[k, j] = buf[at(tile_slot_gpu(vec * tx + j, ty + k * rows, width))]
+            y0, x0 = tile_col * tile + ty, tile_row * tile + vec * tx
+        oh, ow = out.shape
         for k in range(per_thread):
-            if ox2 < h2 and oy0 + k * rows < w:
-                out2[oy0 + k * rows, ox2] = held[k]
+            if y0 + k * rows < oh and x0 < ow:
+                store(out, at(y0 + k * rows), at(x0), held, k)
 
-    return transpose_wide
+    return transpose_vectors
 
 
 # ---- host wrappers -------------------------------------------------------------------------
 
+# The wrappers below are called back to back when a kernel is timed: their Python work (checks, launch
+# set-up) must stay well below a kernel's ~0.14 ms, or the timing measures Python. So the tiling check,
+# the Numba type and the launch configuration are cached, and plain device arrays take a short path.
+
+@functools.cache
 def _check_tiling(tile: int, rows: int, pad: int, itemsize: int, threads_x: int) -> None:
     """Reject tilings a kernel cannot run: rows must divide the tile, the block and tile must fit."""
     for name, value, low in (("tile", tile, 1), ("rows", rows, 1), ("pad", pad, 0)):
@@ -146,11 +236,32 @@ def _check_tiling(tile: int, rows: int, pad: int, itemsize: int, threads_x: int)
     arrays.check_shared_memory(tile * (tile + pad) * itemsize, f"a {tile} x {tile + pad} tile")
 
 
+_DEVICE_ARRAY = None   # Numba's device array class (the simulator's stand-in there), set on first use
+
+
 def _inputs(a, out, *, transposed: bool):
     """Validate a 2-D input and its output (transposed shape or same shape)."""
+    global _DEVICE_ARRAY
+    if _DEVICE_ARRAY is None:
+        _DEVICE_ARRAY = type(cuda.device_array(1, np.float32))
+    if (type(a) is _DEVICE_ARRAY and type(out) is _DEVICE_ARRAY and a.ndim == 2 and a.size
+            and a.dtype in DTYPES and out.dtype == a.dtype and a.is_c_contiguous()
+            and tuple(out.shape) == (a.shape[::-1] if transposed else tuple(a.shape))):
+        return a, out, False                      # the short path: what arrays.device_input would accept
     d_a, to_host = arrays.device_input(a, name="a", dtypes=DTYPES, ndim=2)
     shape = d_a.shape[::-1] if transposed else d_a.shape
     return d_a, arrays.device_output(out, shape, d_a.dtype), to_host
+
+
+@functools.cache
+def _numba_type(dtype):
+    return numba.from_dtype(dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _launcher(kernel, blocks, threads):
+    """kernel[blocks, threads], configured once."""
+    return kernel[blocks, threads]
 
 
 def _grid(shape, tile: int) -> tuple[int, int]:
@@ -162,8 +273,8 @@ def _grid(shape, tile: int) -> tuple[int, int]:
 def _direct(a, out, tile, rows, transpose):
     d_a, d_out, to_host = _inputs(a, out, transposed=transpose)
     _check_tiling(tile, rows, 0, 0, tile)
-    kernel = _direct_kernel(tile, rows, transpose, numba.from_dtype(d_a.dtype))
-    kernel[_grid(d_a.shape, tile), (tile, rows)](d_a, d_out)
+    kernel = _direct_kernel(tile, rows, transpose, _numba_type(d_a.dtype))
+    _launcher(kernel, _grid(d_a.shape, tile), (tile, rows))(d_a, d_out)
     return arrays.returned(d_out, to_host)
 
 
@@ -181,8 +292,8 @@ def tiled(a, *, out=None, tile: int = TILE, rows: int = ROWS, pad: int = 0):
     """Transpose through a shared tile of tile x (tile + pad) elements; pad=0 has bank conflicts."""
     d_a, d_out, to_host = _inputs(a, out, transposed=True)
     _check_tiling(tile, rows, pad, d_a.dtype.itemsize, tile)
-    kernel = _shared_kernel(tile, rows, pad, numba.from_dtype(d_a.dtype))
-    kernel[_grid(d_a.shape, tile), (tile, rows)](d_a, d_out)
+    kernel = _shared_kernel(tile, rows, pad, _numba_type(d_a.dtype))
+    _launcher(kernel, _grid(d_a.shape, tile), (tile, rows))(d_a, d_out)
     return arrays.returned(d_out, to_host)
 
 
@@ -196,45 +307,73 @@ def seed(a, *, out=None, pad: int = 1):
     return tiled(a, out=out, tile=SEED_TILE, rows=SEED_TILE, pad=pad)
 
 
-def wide(a, *, out=None, tile: int = WIDE_TILE, rows: int = ROWS, pad: int = 1):
-    """Transpose 4-byte elements moving two neighbours per 8-byte access; both sides must be even."""
-    d_a, d_out, to_host = _inputs(a, out, transposed=True)
-    if d_a.dtype.itemsize != 4:
-        raise TypeError(f"wide() packs two 4-byte elements into 8 bytes; a has dtype {d_a.dtype}: "
-                        "use padded() for 8-byte elements")
-    if d_a.shape[0] % 2 or d_a.shape[1] % 2:
-        raise ValueError(f"wide() needs an even number of rows and columns, got shape {d_a.shape}; "
-                         "use padded() for odd shapes")
-    if tile % 2:
-        raise ValueError(f"tile must be even (a thread moves pairs), got {tile}")
-    _check_tiling(tile, rows, pad, 4, tile // 2)
+def _vector_launch(a, out, tile, rows, vec, pad, group, transpose):
+    d_a, d_out, to_host = _inputs(a, out, transposed=transpose)
+    itemsize = d_a.dtype.itemsize
+    if vec not in (1, 2, 4) or vec * itemsize > 16:
+        raise ValueError(f"vec must be 1, 2 or 4 with vec x itemsize <= 16 bytes, got vec={vec!r} for {d_a.dtype}")
     h, w = d_a.shape
-    grid = (arrays.blocks_for(w, tile), arrays.blocks_for(h, tile))
-    _wide_kernel(tile, rows, pad)[grid, (tile // 2, rows)](d_a.view(np.uint64), d_out.view(np.uint64))
+    if w % vec or (transpose and h % vec):
+        raise ValueError(f"wide accesses of {vec} elements need the rows{' and columns' if transpose else ''} "
+                         f"to be a multiple of {vec} long, got shape {d_a.shape}; use padded() for such shapes")
+    if not (runtime.is_simulator() or (d_a.device_ctypes_pointer.value % (vec * itemsize) == 0
+                                       and d_out.device_ctypes_pointer.value % (vec * itemsize) == 0)):
+        raise ValueError(f"wide accesses of {vec * itemsize} bytes need arrays aligned to {vec * itemsize} bytes")
+    if not isinstance(group, (int, np.integer)) or group < 1:
+        raise ValueError(f"group must be an integer >= 1, got {group!r}")
+    if tile % vec:
+        raise ValueError(f"vec ({vec}) must divide tile ({tile}): a thread moves vec neighbours of a tile row")
+    _check_tiling(tile, rows, pad, itemsize if transpose else 0, tile // vec)
+    kernel = _vector_kernel(tile, rows, vec, pad, transpose, _numba_type(d_a.dtype))
+    blocks = arrays.blocks_for(h, tile) * arrays.blocks_for(w, tile)
+    _launcher(kernel, blocks, (tile // vec, rows))(d_a, d_out, group)
     return arrays.returned(d_out, to_host)
 
 
+def wide(a, *, out=None, tile: int = WIDE_TILE, rows: int = WIDE_ROWS, vec: int = WIDE_VEC, pad: int = 1,
+         group: int = GROUP):
+    """Transpose moving vec neighbours per global access (8 or 16 bytes), blocks in groups of tile rows.
+
+    Both sides must be multiples of vec, and the arrays aligned to vec elements.
+    """
+    return _vector_launch(a, out, tile, rows, vec, pad, group, transpose=True)
+
+
+def wide_copy(a, *, out=None, tile: int = WIDE_TILE, rows: int = WIDE_ROWS, vec: int = WIDE_VEC,
+              group: int = GROUP):
+    """Copy with exactly wide()'s tiling, accesses and block order: the ceiling wide() should approach."""
+    return _vector_launch(a, out, tile, rows, vec, 0, group, transpose=False)
+
+
+def _aligned(x, nbytes: int) -> bool:
+    """A host array (copied to a fresh, aligned device array) or a device array aligned to nbytes."""
+    return runtime.is_simulator() or not arrays.is_device_array(x) or x.device_ctypes_pointer.value % nbytes == 0
+
+
 def transpose(a, *, out=None):
-    """The fastest transpose here: wide() where it applies (4-byte elements, even sides), else padded()."""
+    """The fastest transpose here: wide() where it applies (4-byte elements, sides multiples of 4), else padded()."""
     shape, dtype = getattr(a, "shape", ()), getattr(a, "dtype", None)
-    if len(shape) == 2 and dtype in FOUR_BYTE and shape[0] % 2 == 0 and shape[1] % 2 == 0 and 0 not in shape:
+    if (len(shape) == 2 and dtype in FOUR_BYTE and 0 not in shape and shape[0] % WIDE_VEC == 0
+            and shape[1] % WIDE_VEC == 0 and _aligned(a, 4 * WIDE_VEC) and (out is None or _aligned(out, 4 * WIDE_VEC))):
         return wide(a, out=out)
     return padded(a, out=out)
 
 
-def kernel(kind: str, *, tile: int = TILE, rows: int = ROWS, pad: int = 1, dtype=np.float32):
+def kernel(kind: str, *, tile: int = TILE, rows: int = ROWS, pad: int = 1, vec: int = WIDE_VEC,
+           dtype=np.float32):
     """The kernel a wrapper launches ("copy", "naive", "shared" or "wide"), e.g. to show its source."""
     numba_type = numba.from_dtype(np.dtype(dtype))
     builders = {"copy": lambda: _direct_kernel(tile, rows, False, numba_type),
                 "naive": lambda: _direct_kernel(tile, rows, True, numba_type),
                 "shared": lambda: _shared_kernel(tile, rows, pad, numba_type),
-                "wide": lambda: _wide_kernel(tile, rows, pad)}
+                "wide": lambda: _vector_kernel(tile, rows, vec, pad, True, numba_type)}
     if kind not in builders:
         raise ValueError(f"kind must be one of {sorted(builders)}, got {kind!r}")
     return builders[kind]()
 
 
 # Every variant the lesson times, name -> wrapper (all take (a, out=...)).
+WIDE_NAME = f"{WIDE_TILE // WIDE_VEC}x{WIDE_ROWS}, {WIDE_TILE}x{WIDE_TILE} tile, {4 * WIDE_VEC} B"
 VARIANTS = {
     "copy 32x8": copy,
     "naive 16x16 (seed)": functools.partial(naive, tile=SEED_TILE, rows=SEED_TILE),
@@ -243,9 +382,9 @@ VARIANTS = {
     "naive 32x8": naive,
     "tiled 32x8": tiled,
     "padded 32x8": padded,
-    "padded 64x8": functools.partial(padded, tile=64, rows=8),
-    "wide 32x8 (64x64 tile)": wide,
-    "wide 32x4 (64x64 tile)": functools.partial(wide, rows=4),
+    f"copy {WIDE_NAME}": wide_copy,
+    f"wide {WIDE_NAME}": wide,
+    f"wide {WIDE_NAME}, group 8": functools.partial(wide, group=8),
 }
 
 
