@@ -43,7 +43,10 @@ def device_input(a, *, name: str, dtypes, ndim: int | None = None, allow_empty: 
         raise ValueError(f"{name} is not C-contiguous (a slice or a transpose view?); "
                          f"make a contiguous copy with np.ascontiguousarray({name})")
     if on_device and not runtime.is_simulator():
-        a = cuda.as_cuda_array(a)  # CuPy and other arrays with __cuda_array_interface__
+        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+        if not isinstance(a, DeviceNDArray):
+            a = cuda.as_cuda_array(a)  # CuPy and other arrays with __cuda_array_interface__
     if on_device and not a.is_c_contiguous():
         raise ValueError(f"{name} is a non-contiguous device array; copy it to a contiguous one first")
     return (a, False) if on_device else (cuda.to_device(a), True)
@@ -68,10 +71,12 @@ def returned(d_out, to_host: bool):
 
 def check_threads(threads) -> int:
     """Validate a block size (an int or a tuple of dims); return the thread count."""
-    dims = tuple(np.atleast_1d(threads))
+    dims = tuple(threads) if isinstance(threads, (tuple, list)) else (threads,)
     if not dims or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
         raise ValueError(f"threads per block must be positive integers, got {threads!r}")
-    count = int(np.prod(dims))
+    count = 1
+    for d in dims:
+        count *= int(d)
     if count > MAX_THREADS_PER_BLOCK:
         raise ValueError(f"a block of {threads} has {count} threads; CUDA allows at most "
                          f"{MAX_THREADS_PER_BLOCK} per block: use fewer threads per block")
