@@ -22,6 +22,7 @@ Where the filter comes from (`source`):
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import cuda, float32, uint64
@@ -32,7 +33,19 @@ SOURCES = ("global", "constant", "frozen")
 IMAGE_DTYPES = (np.float32, np.uint8)
 CONSTANT_MEMORY_BYTES = 64 * 1024   # the __constant__ space a kernel can use
 THREADS = (32, 8)                   # (x, y) threads per block of the one-pixel-per-thread kernels
-TILE_X, TILE_Y, ROWS = 32, 8, 16    # tiled kernel: 32 x 8 threads, 16 output rows each: 32 x 128 outputs
+
+
+class Tile(NamedTuple):
+    """Shape of the tiled kernel's work: a threads_x x threads_y block, each thread making rows x cols outputs."""
+
+    threads_x: int = 32
+    threads_y: int = 8
+    rows: int = 16                  # consecutive output rows per thread (the filter's rows reuse registers)
+    cols: int = 1                   # output columns per thread, threads_x apart (a wider tile, less halo)
+    fast_interior: bool = True      # blocks whose tile lies inside the image skip every clamp and bounds test
+
+
+TILE = Tile()
 
 LAPLACIAN = np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], dtype=np.float32)
 BOX_BLUR = np.full((3, 3), 1 / 9, dtype=np.float32)
@@ -97,49 +110,77 @@ def _direct_kernel(source: str, host_weights):
     return filter_direct
 
 
-def _tiled_kernel(source: str, host_weights, ky: int, kx: int):
-    """Build the shared-memory tiled filter kernel for one source and filter shape (the tile's size)."""
+def _tiled_kernel(source: str, host_weights, ky: int, kx: int, tile: Tile):
+    """Build the shared-memory tiled filter kernel for one source, filter shape and tile shape."""
     read = _weights_reader(source, host_weights)
-    tile_h, tile_w = TILE_Y * ROWS + ky - 1, TILE_X + kx - 1
-    load_rows, load_cols = -(-tile_h // TILE_Y), -(-tile_w // TILE_X)
-    window = ROWS + ky - 1                             # input rows behind one thread's ROWS outputs
+    bx, by, rows, cols, fast_interior = tile
+    out_h, out_w = by * rows, bx * cols                # outputs of one block
+    tile_h, tile_w = out_h + ky - 1, out_w + kx - 1    # plus the halo
+    load_rows, load_cols = -(-tile_h // by), -(-tile_w // bx)
+    window = rows + ky - 1                             # tile rows behind one thread's `rows` outputs
+
+    @cuda.jit(device=True, inline="always")
+    def tile_row(ty, i):
+        """Tile row of a thread's i-th load; the last pass, which may stick out of the tile, repeats its
+        last row (the same value to the same place). After unrolling, i is a constant: only the last pass pays."""
+        return ty + i * by if i < load_rows - 1 else min(ty + i * by, tile_h - 1)
+
+    @cuda.jit(device=True, inline="always")
+    def tile_col(tx, j):
+        """Tile column of a thread's j-th load, like tile_row."""
+        return tx + j * bx if j < load_cols - 1 else min(tx + j * bx, tile_w - 1)
+
+    @cuda.jit(device=True, inline="always")
+    def stage_filter_store(image, weights, out, tile, y0, x0, clamped):
+        """Load the tile (clamping indices only if `clamped`), then filter it and store the outputs."""
+        h, w = image.shape
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        staged = cuda.local.array((load_rows, load_cols), float32)
+        for i in range(load_rows):                     # every load first, with no branch between them,
+            r = tile_row(ty, i)                        # so they are all in flight together
+            row = image[clamp(y0 + r, h) if clamped else at(y0 + r)]
+            for j in range(load_cols):                 # coalesced: a warp reads neighbours of one row
+                c = tile_col(tx, j)
+                staged[i, j] = float32(row[clamp(x0 + c, w) if clamped else at(x0 + c)])
+        for i in range(load_rows):
+            for j in range(load_cols):
+                tile[at(tile_row(ty, i)), at(tile_col(tx, j))] = staged[i, j]
+        cuda.syncthreads()
+        taps = cuda.local.array((ky, kx), float32)     # the filter in registers: read once per thread
+        for dy in range(ky):
+            for dx in range(kx):
+                taps[dy, dx] = weights[dy, dx]
+        top = ty * rows                                # this thread's outputs: tile rows top .. top+rows-1
+        for col in range(cols):                        # and tile column left + dx (+ bx per col)
+            left = tx + col * bx
+            acc = cuda.local.array(rows, float32)      # constant indices after unrolling: registers
+            for k in range(rows):
+                acc[k] = 0
+            column = cuda.local.array(window, float32)
+            for dx in range(kx):
+                for j in range(window):                # each tile value read from shared memory once
+                    column[j] = tile[at(top + j), at(left + dx)]
+                for dy in range(ky):
+                    for k in range(rows):
+                        acc[k] += taps[dy, dx] * column[k + dy]
+            x = x0 + kx // 2 + left
+            for k in range(rows):
+                y = y0 + ky // 2 + top + k
+                if not clamped or (y < h and x < w):   # an interior block's outputs are all inside
+                    out[at(y)][at(x)] = acc[k]
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
-        """Stage a 32x128 tile plus its halo in shared memory once; each thread makes ROWS outputs from it."""
+        """Stage a tile plus halo in shared memory once; each thread makes rows x cols outputs from it."""
         weights = read(weights_arg)
         tile = cuda.shared.array((tile_h, tile_w), float32)
         h, w = image.shape
-        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        x0 = cuda.blockIdx.x * TILE_X - kx // 2        # image position of tile[0, 0] (may be outside)
-        y0 = cuda.blockIdx.y * TILE_Y * ROWS - ky // 2
-        staged = cuda.local.array((load_rows, load_cols), float32)
-        for i in range(load_rows):                     # every load first, with no branch between them,
-            yy = clamp(y0 + ty + i * TILE_Y, h)        # so they are all in flight together
-            for j in range(load_cols):                 # coalesced: a warp reads 32 neighbours of a row
-                staged[i, j] = float32(image[yy, clamp(x0 + tx + j * TILE_X, w)])
-        for i in range(load_rows):                     # then keep those that fall inside the tile
-            for j in range(load_cols):
-                if ty + i * TILE_Y < tile_h and tx + j * TILE_X < tile_w:
-                    tile[at(ty + i * TILE_Y), at(tx + j * TILE_X)] = staged[i, j]
-        cuda.syncthreads()
-        acc = cuda.local.array(ROWS, float32)          # constant indices after unrolling: registers
-        for k in range(ROWS):
-            acc[k] = 0
-        column = cuda.local.array(window, float32)     # the window rows of one tile column
-        top = ty * ROWS                                # this thread's outputs: tile rows top .. top+ROWS-1
-        for dx in range(kx):
-            for j in range(window):                    # each tile value read from shared memory once
-                column[j] = tile[at(top + j), at(tx + dx)]
-            for dy in range(ky):
-                wgt = weights[dy, dx]                  # each filter value read once for ROWS outputs
-                for k in range(ROWS):
-                    acc[k] += wgt * column[k + dy]
-        x = x0 + kx // 2 + tx
-        for k in range(ROWS):
-            y = y0 + ky // 2 + top + k
-            if y < h and x < w:
-                out[at(y), at(x)] = acc[k]
+        x0 = cuda.blockIdx.x * out_w - kx // 2         # image position of tile[0, 0] (may be outside)
+        y0 = cuda.blockIdx.y * out_h - ky // 2
+        if fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w:
+            stage_filter_store(image, weights, out, tile, y0, x0, False)   # no clamps, no bounds tests
+        else:
+            stage_filter_store(image, weights, out, tile, y0, x0, True)
 
     return filter_tiled
 
@@ -163,17 +204,33 @@ _kernels: dict = {}
 _filter_direct_global = _direct_kernel("global", None)
 
 
-def kernel_for(weights, *, source: str = "constant", tiled: bool = False):
-    """The compiled-once kernel for this filter: cached by source, shape and (unless global) bytes."""
+def kernel_for(weights, *, source: str = "constant", tiled: bool | Tile = False):
+    """The compiled-once kernel for this filter: cached by source, shape, tile and (unless global) bytes."""
     weights = _check_weights(weights, source)
-    if source == "global" and not tiled:
+    tile = _tile(tiled)
+    if source == "global" and tile is None:
         return _filter_direct_global                   # one kernel serves every filter
-    key = ("tiled" if tiled else "direct", source, weights.shape,
-           None if source == "global" else weights.tobytes())
+    key = (tile, source, weights.shape, None if source == "global" else weights.tobytes())
     if key not in _kernels:
         host = None if source == "global" else weights.copy()   # a private copy: later edits can't leak in
-        _kernels[key] = _tiled_kernel(source, host, *weights.shape) if tiled else _direct_kernel(source, host)
+        _kernels[key] = (_direct_kernel(source, host) if tile is None
+                         else _tiled_kernel(source, host, *weights.shape, tile))
     return _kernels[key]
+
+
+def _tile(tiled) -> Tile | None:
+    """None for the one-pixel-per-thread kernel, else the tile shape (TILE for tiled=True)."""
+    if tiled is False or tiled is None:
+        return None
+    if tiled is True:
+        return TILE
+    if not isinstance(tiled, Tile):
+        raise TypeError(f"tiled must be True, False or a filters.Tile, got {tiled!r}")
+    tile = Tile(*(int(v) for v in tiled[:4]), bool(tiled.fast_interior))
+    if min(tile[:4]) < 1:
+        raise ValueError(f"every size of a Tile must be >= 1, got {tiled!r}")
+    arrays.check_threads((tile.threads_x, tile.threads_y))
+    return tile
 
 
 def _check_source(source: str) -> None:
@@ -203,18 +260,19 @@ def _check_weights(weights, source: str) -> np.ndarray:
     return weights
 
 
-def tiled_shared_bytes(weights_shape) -> int:
-    """Shared memory of the tiled kernel: a 32 x 128 output tile plus its halo, float32."""
+def tiled_shared_bytes(weights_shape, tile: Tile = TILE) -> int:
+    """Shared memory of the tiled kernel: the block's outputs plus the filter's halo, float32."""
     ky, kx = weights_shape
-    return (TILE_Y * ROWS + ky - 1) * (TILE_X + kx - 1) * 4
+    return (tile.threads_y * tile.rows + ky - 1) * (tile.threads_x * tile.cols + kx - 1) * 4
 
 
-def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
+def filter2d(image, weights, *, source: str = "constant", tiled: bool | Tile = False,
              threads: tuple[int, int] = THREADS, out=None):
     """Filter a 2-D float32 or uint8 image (clamp-to-edge borders) into a float32 image.
 
     source: where the kernel reads the filter ("global", "constant", "frozen");
-    tiled: stage the image in shared memory (fixed 32 x 8 blocks) instead of one pixel per thread;
+    tiled: stage the image in shared memory instead of one pixel per thread (True: the TILE shape,
+           or a Tile(threads_x, threads_y, rows, cols, fast_interior));
     threads: (x, y) block shape of the one-pixel-per-thread kernel.
     NumPy input returns NumPy; device input returns the device output without synchronising.
     """
@@ -223,7 +281,7 @@ def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
     return arrays.returned(d_out, to_host)
 
 
-def filter_launcher(image, weights, *, out, source: str = "constant", tiled: bool = False,
+def filter_launcher(image, weights, *, out, source: str = "constant", tiled: bool | Tile = False,
                     threads: tuple[int, int] = THREADS):
     """Check the inputs once and return a zero-argument launch of filter2d (for timing.benchmark)."""
     return _filter_launch(image, weights, source, tiled, threads, out)[0]
@@ -235,13 +293,15 @@ def _filter_launch(image, weights, source, tiled, threads, out):
     d_image, to_host = arrays.device_input(image, name="image", dtypes=IMAGE_DTYPES, ndim=2)
     d_out = arrays.device_output(out, d_image.shape, np.float32)
     h, w = d_image.shape
-    if tiled:
-        arrays.check_shared_memory(tiled_shared_bytes(weights.shape), "the tiled filter's tile and halo")
-        grid, block = (arrays.blocks_for(w, TILE_X), arrays.blocks_for(h, TILE_Y * ROWS)), (TILE_X, TILE_Y)
+    tile = _tile(tiled)
+    if tile is not None:
+        arrays.check_shared_memory(tiled_shared_bytes(weights.shape, tile), "the tiled filter's tile and halo")
+        block = (tile.threads_x, tile.threads_y)
+        grid = (arrays.blocks_for(w, tile.threads_x * tile.cols), arrays.blocks_for(h, tile.threads_y * tile.rows))
     else:
         block = _check_block(threads)
         grid = (arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1]))
-    configured = kernel_for(weights, source=source, tiled=tiled)[grid, block]
+    configured = kernel_for(weights, source=source, tiled=tile or False)[grid, block]
     d_weights = _device_weights(weights) if source == "global" else _placeholder()
     return (lambda: configured(d_image, d_weights, d_out)), d_out, to_host
 
