@@ -110,77 +110,97 @@ def _direct_kernel(source: str, host_weights):
     return filter_direct
 
 
-def _tiled_kernel(source: str, host_weights, ky: int, kx: int, tile: Tile):
-    """Build the shared-memory tiled filter kernel for one source, filter shape and tile shape."""
-    read = _weights_reader(source, host_weights)
-    bx, by, rows, cols, fast_interior = tile
-    out_h, out_w = by * rows, bx * cols                # outputs of one block
-    tile_h, tile_w = out_h + ky - 1, out_w + kx - 1    # plus the halo
-    load_rows, load_cols = -(-tile_h // by), -(-tile_w // bx)
-    window = rows + ky - 1                             # tile rows behind one thread's `rows` outputs
+@cuda.jit(device=True, inline="always")
+def last_pass_clamp(k, i, passes, n):
+    """Index k of pass i: the last pass, which may stick out of a tile of n, repeats index n-1 (the same
+    value to the same place). After unrolling, i is a constant: only the last pass pays for the min."""
+    return k if i < passes - 1 else min(k, n - 1)
+
+
+def _tile_loader(ky: int, kx: int, tile: Tile):
+    """Build the device function that stages a block's tile plus halo in shared memory."""
+    bx, by, rows, cols, _ = tile
+    tile_h, tile_w = by * rows + ky - 1, bx * cols + kx - 1
+    passes_y, passes_x = -(-tile_h // by), -(-tile_w // bx)
 
     @cuda.jit(device=True, inline="always")
-    def tile_row(ty, i):
-        """Tile row of a thread's i-th load; the last pass, which may stick out of the tile, repeats its
-        last row (the same value to the same place). After unrolling, i is a constant: only the last pass pays."""
-        return ty + i * by if i < load_rows - 1 else min(ty + i * by, tile_h - 1)
-
-    @cuda.jit(device=True, inline="always")
-    def tile_col(tx, j):
-        """Tile column of a thread's j-th load, like tile_row."""
-        return tx + j * bx if j < load_cols - 1 else min(tx + j * bx, tile_w - 1)
-
-    @cuda.jit(device=True, inline="always")
-    def stage_filter_store(image, weights, out, tile, y0, x0, clamped):
-        """Load the tile (clamping indices only if `clamped`), then filter it and store the outputs."""
+    def load_tile(image, tile, y0, x0, clamped):
+        """tile[r, c] = image[y0 + r, x0 + c], indices clamped to the image only if `clamped`."""
         h, w = image.shape
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        staged = cuda.local.array((load_rows, load_cols), float32)
-        for i in range(load_rows):                     # every load first, with no branch between them,
-            r = tile_row(ty, i)                        # so they are all in flight together
+        staged = cuda.local.array((passes_y, passes_x), float32)
+        for i in range(passes_y):               # every load first, with no branch between them,
+            r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)   # so all are in flight at once
             row = image[clamp(y0 + r, h) if clamped else at(y0 + r)]
-            for j in range(load_cols):                 # coalesced: a warp reads neighbours of one row
-                c = tile_col(tx, j)
+            for j in range(passes_x):           # coalesced: a warp reads neighbours of one row
+                c = last_pass_clamp(tx + j * bx, j, passes_x, tile_w)
                 staged[i, j] = float32(row[clamp(x0 + c, w) if clamped else at(x0 + c)])
-        for i in range(load_rows):
-            for j in range(load_cols):
-                tile[at(tile_row(ty, i)), at(tile_col(tx, j))] = staged[i, j]
-        cuda.syncthreads()
-        taps = cuda.local.array((ky, kx), float32)     # the filter in registers: read once per thread
-        for dy in range(ky):
-            for dx in range(kx):
-                taps[dy, dx] = weights[dy, dx]
-        top = ty * rows                                # this thread's outputs: tile rows top .. top+rows-1
-        for col in range(cols):                        # and tile column left + dx (+ bx per col)
-            left = tx + col * bx
-            acc = cuda.local.array(rows, float32)      # constant indices after unrolling: registers
+        for i in range(passes_y):               # then the stores
+            for j in range(passes_x):
+                r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)
+                tile[at(r), at(last_pass_clamp(tx + j * bx, j, passes_x, tile_w))] = staged[i, j]
+
+    return load_tile
+
+
+def _tile_filter(ky: int, kx: int, tile: Tile):
+    """Build the device function with which each thread filters its rows x cols outputs of the tile."""
+    bx, by, rows, cols, _ = tile
+    window = rows + ky - 1                      # tile rows behind one thread's `rows` outputs
+
+    @cuda.jit(device=True, inline="always")
+    def filter_tile(tile, taps, out, y0, x0, clamped):
+        """Outputs from tile rows top.., columns left.. (+ bx per col); bounds tests only if `clamped`."""
+        top = cuda.threadIdx.y * rows
+        for col in range(cols):
+            left = cuda.threadIdx.x + col * bx
+            acc = cuda.local.array(rows, float32)    # constant indices after unrolling: registers
             for k in range(rows):
                 acc[k] = 0
             column = cuda.local.array(window, float32)
             for dx in range(kx):
-                for j in range(window):                # each tile value read from shared memory once
+                for j in range(window):         # each tile value read from shared memory once
                     column[j] = tile[at(top + j), at(left + dx)]
                 for dy in range(ky):
                     for k in range(rows):
                         acc[k] += taps[dy, dx] * column[k + dy]
-            x = x0 + kx // 2 + left
             for k in range(rows):
-                y = y0 + ky // 2 + top + k
-                if not clamped or (y < h and x < w):   # an interior block's outputs are all inside
+                y, x = y0 + ky // 2 + top + k, x0 + kx // 2 + left
+                if not clamped or (y < out.shape[0] and x < out.shape[1]):
                     out[at(y)][at(x)] = acc[k]
+
+    return filter_tile
+
+
+def _tiled_kernel(source: str, host_weights, ky: int, kx: int, tile: Tile):
+    """Build the shared-memory tiled filter kernel for one filter source, filter shape and tile shape."""
+    read, load_tile, filter_tile = (_weights_reader(source, host_weights),
+                                    _tile_loader(ky, kx, tile), _tile_filter(ky, kx, tile))
+    out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols   # outputs of one block
+    tile_h, tile_w = out_h + ky - 1, out_w + kx - 1                         # plus the halo
+    fast_interior = tile.fast_interior
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
-        """Stage a tile plus halo in shared memory once; each thread makes rows x cols outputs from it."""
+        """Stage a tile plus halo in shared memory; each thread makes rows x cols outputs from it."""
         weights = read(weights_arg)
+        taps = cuda.local.array((ky, kx), float32)   # the filter in registers, read once per thread
+        for dy in range(ky):
+            for dx in range(kx):
+                taps[dy, dx] = weights[dy, dx]
         tile = cuda.shared.array((tile_h, tile_w), float32)
         h, w = image.shape
         x0 = cuda.blockIdx.x * out_w - kx // 2         # image position of tile[0, 0] (may be outside)
         y0 = cuda.blockIdx.y * out_h - ky // 2
-        if fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w:
-            stage_filter_store(image, weights, out, tile, y0, x0, False)   # no clamps, no bounds tests
-        else:
-            stage_filter_store(image, weights, out, tile, y0, x0, True)
+        clamped = not (fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w)
+        if clamped:                                    # a border block: clamp, test bounds
+            load_tile(image, tile, y0, x0, True)
+            cuda.syncthreads()
+            filter_tile(tile, taps, out, y0, x0, True)
+        else:                                          # an interior block: no clamps, no bounds tests
+            load_tile(image, tile, y0, x0, False)
+            cuda.syncthreads()
+            filter_tile(tile, taps, out, y0, x0, False)
 
     return filter_tiled
 
