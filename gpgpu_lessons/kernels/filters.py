@@ -36,15 +36,16 @@ THREADS = (32, 8)                   # (x, y) threads per block of the one-pixel-
 
 
 class Tile(NamedTuple):
-    """Shape of the tiled kernel's work: a threads_x x threads_y block, each thread making rows x cols outputs."""
+    """Shape of the tiled kernel's work: threads_x x threads_y threads, each making rows x cols outputs."""
 
     threads_x: int = 32
-    threads_y: int = 8
-    rows: int = 16                  # consecutive output rows per thread (the filter's rows reuse registers)
-    cols: int = 1                   # output columns per thread, threads_x apart (a wider tile, less halo)
-    fast_interior: bool = True      # blocks whose tile lies inside the image skip every clamp and bounds test
+    threads_y: int = 4
+    rows: int = 16                  # consecutive output rows per thread (each tile value used for many)
+    cols: int = 2                   # output columns per thread, threads_x apart (a wider tile, less halo)
+    fast_interior: bool = True      # blocks inside the image skip every clamp and bounds test
 
 
+# The fastest of the shapes measured on an H200 (8192 x 8192 float32, 5x5; .scratch/tune.py of lesson 04)
 TILE = Tile()
 
 LAPLACIAN = np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], dtype=np.float32)
@@ -78,7 +79,7 @@ def _weights_reader(source: str, host_weights):
 
 @cuda.jit(device=True, inline="always")
 def at(i):
-    """An index known to be >= 0, made unsigned: Numba then adds no negative-index wraparound code."""
+    """An index known to be >= 0, made unsigned: Numba adds no negative-index wraparound code."""
     return uint64(i)
 
 
@@ -176,31 +177,28 @@ def _tiled_kernel(source: str, host_weights, ky: int, kx: int, tile: Tile):
     """Build the shared-memory tiled filter kernel for one filter source, filter shape and tile shape."""
     read, load_tile, filter_tile = (_weights_reader(source, host_weights),
                                     _tile_loader(ky, kx, tile), _tile_filter(ky, kx, tile))
-    out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols   # outputs of one block
-    tile_h, tile_w = out_h + ky - 1, out_w + kx - 1                         # plus the halo
-    fast_interior = tile.fast_interior
+    out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols   # one block's outputs
+    tile_h, tile_w, fast_interior = out_h + ky - 1, out_w + kx - 1, tile.fast_interior
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
         """Stage a tile plus halo in shared memory; each thread makes rows x cols outputs from it."""
-        weights = read(weights_arg)
-        taps = cuda.local.array((ky, kx), float32)   # the filter in registers, read once per thread
+        taps = cuda.local.array((ky, kx), float32)     # the filter in registers, read once per thread
         for dy in range(ky):
             for dx in range(kx):
-                taps[dy, dx] = weights[dy, dx]
+                taps[dy, dx] = read(weights_arg)[dy, dx]
         tile = cuda.shared.array((tile_h, tile_w), float32)
-        h, w = image.shape
         x0 = cuda.blockIdx.x * out_w - kx // 2         # image position of tile[0, 0] (may be outside)
         y0 = cuda.blockIdx.y * out_h - ky // 2
-        clamped = not (fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w)
-        if clamped:                                    # a border block: clamp, test bounds
+        h, w = image.shape
+        if fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w:
+            load_tile(image, tile, y0, x0, False)      # an interior block: no clamps, no bounds tests
+            cuda.syncthreads()
+            filter_tile(tile, taps, out, y0, x0, False)
+        else:                                          # a border block
             load_tile(image, tile, y0, x0, True)
             cuda.syncthreads()
             filter_tile(tile, taps, out, y0, x0, True)
-        else:                                          # an interior block: no clamps, no bounds tests
-            load_tile(image, tile, y0, x0, False)
-            cuda.syncthreads()
-            filter_tile(tile, taps, out, y0, x0, False)
 
     return filter_tiled
 
@@ -338,23 +336,46 @@ def lookup_launcher(image, table, *, out, source: str = "global", threads: tuple
     return _lookup_launch(image, table, source, threads, out)[0]
 
 
-def _lookup_launch(image, table, source, threads, out):
-    """(launch, device output, came_from_host) for lookup and lookup_launcher."""
+def lookup_kernel_for(table, *, source: str = "global"):
+    """The compiled-once lookup kernel for this table: one for "global", one per table for "constant"."""
     if source not in ("global", "constant"):
         raise ValueError(f"source must be 'global' or 'constant' for a lookup table, got {source!r}")
     if not isinstance(table, np.ndarray) or table.dtype != np.float32 or table.shape != (256,):
         raise ValueError("table must be a float32 NumPy array of 256 entries (one per uint8 value), got "
                          f"{getattr(table, 'dtype', type(table).__name__)} {getattr(table, 'shape', '')}")
-    d_image, to_host = arrays.device_input(image, name="image", dtypes=np.uint8, ndim=2)
-    d_out = arrays.device_output(out, d_image.shape, np.float32)
     key = ("lookup", source, None if source == "global" else table.tobytes())
     if key not in _kernels:
         _kernels[key] = _lookup_kernel(source, None if source == "global" else table.copy())
+    return _kernels[key]
+
+
+def _lookup_launch(image, table, source, threads, out):
+    """(launch, device output, came_from_host) for lookup and lookup_launcher."""
+    kernel = lookup_kernel_for(table, source=source)
+    d_image, to_host = arrays.device_input(image, name="image", dtypes=np.uint8, ndim=2)
+    d_out = arrays.device_output(out, d_image.shape, np.float32)
     d_table = _device_weights(table) if source == "global" else _placeholder()
     block = _check_block(threads)
     h, w = d_image.shape
-    configured = _kernels[key][(arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1])), block]
+    configured = kernel[(arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1])), block]
     return (lambda: configured(d_image, d_table, d_out)), d_out, to_host
+
+
+def ptx_summary(ptx) -> str:
+    """One line on where a compiled kernel's PTX keeps its filter or table (ptx: text or inspect_asm()'s dict).
+
+    Counts the __constant__ arrays (`.const` declarations, with their size), the loads from constant and
+    global memory, and the float multiply-adds whose multiplier is an immediate (a value written into the
+    instruction itself, e.g. `fma.rn.f32 %f3, %f2, 0f3F800000, %f1`).
+    """
+    text = "\n".join(ptx.values()) if isinstance(ptx, dict) else str(ptx)
+    arrays_ = [line.split("=")[0].split()[-1] for line in text.splitlines() if line.lstrip().startswith(".const")]
+    fmas = [line.split(None, 1)[1].split(", ") for line in text.splitlines()
+            if line.lstrip().startswith("fma.rn.f32")]
+    immediates = sum(1 for operands in fmas if any(o.startswith("0f") for o in operands[1:3]))
+    return (f"{len(arrays_)} .const array(s) {' '.join(arrays_)}".rstrip() +
+            f"; {text.count('ld.const.')} ld.const, {text.count('ld.global.')} ld.global, "
+            f"{immediates} fma with an immediate")
 
 
 def _check_block(threads) -> tuple[int, int]:
