@@ -9,15 +9,19 @@ where clamp() limits a row to 0..h-1 and a column to 0..w-1: a pixel outside the
 the nearest edge pixel. `reference()` computes the same in float64 with NumPy.
 
 Where the filter comes from (`source`):
-- "global":   a kernel argument, a device array in global memory; every thread loads every tap.
+- "global":   a kernel argument, a device array in global memory; the threads load the taps
+  (one kernel per filter shape, so its loops unroll like the others').
 - "constant": ``cuda.const.array_like(weights)``: Numba copies the host array's bytes into the
   compiled module as a ``__constant__`` array. The values are fixed at compile time, so a
   kernel is compiled per filter (cached by the filter's bytes).
 - "frozen":   the kernel reads a NumPy array it closes over. Numba freezes any global or
   closure array into the module at compile time, through the same code path as
-  const.array_like (numba-cuda's CUDATargetContext.make_constant_array): it lands in
-  constant memory too. Unlike CUDA C's ``__constant__`` + cudaMemcpyToSymbol (one kernel,
-  values filled at run time), both Numba spellings bake the values into the kernel.
+  const.array_like (numba-cuda's CUDATargetContext.make_constant_array). Unlike CUDA C's
+  ``__constant__`` + cudaMemcpyToSymbol (one kernel, values filled at run time), both Numba
+  spellings bake the values into the kernel; where the indices are compile-time constants
+  too (our unrolled filter loops), LLVM folds the loads away and the taps become immediate
+  operands of the multiply-adds: no memory holds the filter at all (see ptx_summary). A
+  table read at run-time indices (the lookup kernel) stays a real ``.const`` array.
 """
 from __future__ import annotations
 
@@ -62,16 +66,16 @@ def gaussian(size: int = 5, sigma: float = 1.0) -> np.ndarray:
 
 
 def _weights_reader(source: str, host_weights):
-    """A device function returning the filter: the kernel's argument, constant memory, or frozen."""
+    """A device function returning the filter: the kernel's argument, constant or frozen."""
     if source == "global":
         def read(weights_arg):
-            return weights_arg                        # a device array: loads go to global memory
+            return weights_arg                  # a device array: loads from global memory
     elif source == "constant":
         def read(weights_arg):
-            return cuda.const.array_like(host_weights)  # copied into __constant__ memory at compile time
+            return cuda.const.array_like(host_weights)  # values fixed at compile time
     else:
         def read(weights_arg):
-            return host_weights                       # a closure array: Numba freezes it at compile time
+            return host_weights                 # a closure array: frozen at compile time too
     # A Numba device function may only return an array it was given, so the reader is inlined
     # at Numba's IR level (inline="always") into the one kernel body that each factory defines.
     return cuda.jit(device=True, inline="always")(read)
@@ -79,7 +83,7 @@ def _weights_reader(source: str, host_weights):
 
 @cuda.jit(device=True, inline="always")
 def at(i):
-    """An index known to be >= 0, made unsigned: Numba adds no negative-index wraparound code."""
+    """An index known to be >= 0, made unsigned: Numba adds no negative-index wraparound."""
     return uint64(i)
 
 
@@ -89,18 +93,17 @@ def clamp(i, n):
     return at(min(max(i, 0), n - 1))
 
 
-def _direct_kernel(source: str, host_weights):
-    """Build the one-pixel-per-thread filter kernel for one filter source."""
+def _direct_kernel(source: str, host_weights, ky: int, kx: int):
+    """Build the one-pixel-per-thread filter kernel for one filter source and filter shape."""
     read = _weights_reader(source, host_weights)
 
     @cuda.jit
     def filter_direct(image, weights_arg, out):
-        """One thread per output pixel: ky x kx image reads (from L1/L2) and ky x kx filter reads."""
+        """One thread per output pixel: ky x kx image reads (L1/L2), ky x kx filter reads."""
         weights = read(weights_arg)
         x, y = cuda.grid(2)
         h, w = image.shape
         if y < h and x < w:
-            ky, kx = weights.shape
             acc = float32(0)
             for dy in range(ky):
                 yy = clamp(y + dy - ky // 2, h)
@@ -113,8 +116,9 @@ def _direct_kernel(source: str, host_weights):
 
 @cuda.jit(device=True, inline="always")
 def last_pass_clamp(k, i, passes, n):
-    """Index k of pass i: the last pass, which may stick out of a tile of n, repeats index n-1 (the same
-    value to the same place). After unrolling, i is a constant: only the last pass pays for the min."""
+    """Index k of pass i; the last pass, which may stick out of a tile of n, repeats index
+    n - 1 (the same value to the same place). After unrolling, i is a constant: only the
+    last pass pays for the min."""
     return k if i < passes - 1 else min(k, n - 1)
 
 
@@ -126,12 +130,12 @@ def _tile_loader(ky: int, kx: int, tile: Tile):
 
     @cuda.jit(device=True, inline="always")
     def load_tile(image, tile, y0, x0, clamped):
-        """tile[r, c] = image[y0 + r, x0 + c], indices clamped to the image only if `clamped`."""
+        """tile[r, c] = image[y0 + r, x0 + c], clamped to the image only if `clamped`."""
         h, w = image.shape
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         staged = cuda.local.array((passes_y, passes_x), float32)
         for i in range(passes_y):               # every load first, with no branch between them,
-            r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)   # so all are in flight at once
+            r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)   # so all are in flight
             row = image[clamp(y0 + r, h) if clamped else at(y0 + r)]
             for j in range(passes_x):           # coalesced: a warp reads neighbours of one row
                 c = last_pass_clamp(tx + j * bx, j, passes_x, tile_w)
@@ -139,23 +143,25 @@ def _tile_loader(ky: int, kx: int, tile: Tile):
         for i in range(passes_y):               # then the stores
             for j in range(passes_x):
                 r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)
-                tile[at(r), at(last_pass_clamp(tx + j * bx, j, passes_x, tile_w))] = staged[i, j]
+                c = last_pass_clamp(tx + j * bx, j, passes_x, tile_w)
+                tile[at(r), at(c)] = staged[i, j]
 
     return load_tile
 
 
 def _tile_filter(ky: int, kx: int, tile: Tile):
-    """Build the device function with which each thread filters its rows x cols outputs of the tile."""
+    """Build the device function with which each thread filters its outputs of the tile."""
     bx, by, rows, cols, _ = tile
     window = rows + ky - 1                      # tile rows behind one thread's `rows` outputs
 
     @cuda.jit(device=True, inline="always")
     def filter_tile(tile, taps, out, y0, x0, clamped):
-        """Outputs from tile rows top.., columns left.. (+ bx per col); bounds tests only if `clamped`."""
+        """rows x cols outputs from tile rows top.., columns left.. (+ bx per col);
+        bounds tests only if `clamped`."""
         top = cuda.threadIdx.y * rows
         for col in range(cols):
             left = cuda.threadIdx.x + col * bx
-            acc = cuda.local.array(rows, float32)    # constant indices after unrolling: registers
+            acc = cuda.local.array(rows, float32)    # constant indices once unrolled: registers
             for k in range(rows):
                 acc[k] = 0
             column = cuda.local.array(window, float32)
@@ -174,25 +180,25 @@ def _tile_filter(ky: int, kx: int, tile: Tile):
 
 
 def _tiled_kernel(source: str, host_weights, ky: int, kx: int, tile: Tile):
-    """Build the shared-memory tiled filter kernel for one filter source, filter shape and tile shape."""
+    """Build the shared-memory tiled filter kernel for one source, filter shape and tile."""
     read, load_tile, filter_tile = (_weights_reader(source, host_weights),
                                     _tile_loader(ky, kx, tile), _tile_filter(ky, kx, tile))
-    out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols   # one block's outputs
+    out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols  # a block's outputs
     tile_h, tile_w, fast_interior = out_h + ky - 1, out_w + kx - 1, tile.fast_interior
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
-        """Stage a tile plus halo in shared memory; each thread makes rows x cols outputs from it."""
-        taps = cuda.local.array((ky, kx), float32)     # the filter in registers, read once per thread
+        """Stage a tile plus halo in shared memory; each thread makes rows x cols outputs."""
+        taps = cuda.local.array((ky, kx), float32)  # the filter in registers: read once
         for dy in range(ky):
             for dx in range(kx):
                 taps[dy, dx] = read(weights_arg)[dy, dx]
         tile = cuda.shared.array((tile_h, tile_w), float32)
-        x0 = cuda.blockIdx.x * out_w - kx // 2         # image position of tile[0, 0] (may be outside)
+        x0 = cuda.blockIdx.x * out_w - kx // 2      # where tile[0, 0] is (may be outside)
         y0 = cuda.blockIdx.y * out_h - ky // 2
         h, w = image.shape
         if fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w:
-            load_tile(image, tile, y0, x0, False)      # an interior block: no clamps, no bounds tests
+            load_tile(image, tile, y0, x0, False)   # an interior block: no clamps, no tests
             cuda.syncthreads()
             filter_tile(tile, taps, out, y0, x0, False)
         else:                                          # a border block
@@ -209,7 +215,7 @@ def _lookup_kernel(source: str, host_table):
 
     @cuda.jit
     def lookup_table(image, table_arg, out):
-        """out = table[pixel]: the warp's threads read different table entries (divergent addresses)."""
+        """out = table[pixel]: a warp's threads read different entries (divergent addresses)."""
         table = read(table_arg)
         x, y = cuda.grid(2)
         if y < image.shape[0] and x < image.shape[1]:
@@ -219,19 +225,17 @@ def _lookup_kernel(source: str, host_table):
 
 
 _kernels: dict = {}
-_filter_direct_global = _direct_kernel("global", None)
 
 
 def kernel_for(weights, *, source: str = "constant", tiled: bool | Tile = False):
-    """The compiled-once kernel for this filter: cached by source, shape, tile and (unless global) bytes."""
+    """The compiled-once kernel for this filter, cached by source, filter shape, tile and (unless
+    global: one kernel serves every filter of a shape) the filter's bytes."""
     weights = _check_weights(weights, source)
     tile = _tile(tiled)
-    if source == "global" and tile is None:
-        return _filter_direct_global                   # one kernel serves every filter
     key = (tile, source, weights.shape, None if source == "global" else weights.tobytes())
     if key not in _kernels:
         host = None if source == "global" else weights.copy()   # a private copy: later edits can't leak in
-        _kernels[key] = (_direct_kernel(source, host) if tile is None
+        _kernels[key] = (_direct_kernel(source, host, *weights.shape) if tile is None
                          else _tiled_kernel(source, host, *weights.shape, tile))
     return _kernels[key]
 
