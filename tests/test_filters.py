@@ -51,9 +51,9 @@ def test_every_variant_matches_reference(rng, source, tiled, case):
     _assert_matches(_run_poisoned(image, weights, source=source, tiled=tile), image, weights)
 
 
-@pytest.mark.parametrize("source, shape", [("constant", (131, 37)), ("global", (9, 40)), ("frozen", (9, 40))])
+@pytest.mark.parametrize("source, shape", [("constant", (70, 37)), ("global", (9, 40)), ("frozen", (9, 40))])
 def test_default_tile(rng, source, shape):
-    """The notebook's tile (tiled=True): two tiles in y for the constant filter, one for the others."""
+    """The notebook's tile (tiled=True): several tiles in y for the constant filter, one for the others."""
     image = rng.random(shape, dtype=np.float32) + 0.5
     weights = _random_filter(rng, 5, 5)
     _assert_matches(_run_poisoned(image, weights, source=source, tiled=True), image, weights)
@@ -186,3 +186,25 @@ def test_launchers_run_the_checked_launch_again(rng):
     lut_out = cuda.to_device(np.full(pixels.shape, np.nan, dtype=np.float32))
     filters.lookup_launcher(cuda.to_device(pixels), table, out=lut_out, source="constant")()
     np.testing.assert_array_equal(lut_out.copy_to_host(), table[pixels])
+
+
+def test_ptx_summary_counts_const_arrays_loads_and_immediates():
+    ptx = "\n".join([
+        ".const .align 4 .b8 _cudapy_cmem[1024] = {0, 0, 128, 63};",
+        "\tld.const.f32 \t%f1, [%rd25];",
+        "\tld.global.u8 \t%r7, [%rd22];",
+        "\tfma.rn.f32 \t%f3, %f2, 0f3F800000, %f1;",      # an immediate weight
+        "\tfma.rn.f32 \t%f4, %f2, %f3, 0f00000000;",      # an immediate addend only: not counted
+    ])
+    assert filters.ptx_summary(ptx) == ("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const, 1 ld.global, "
+                                        "1 fma with an immediate")
+    assert filters.ptx_summary({"sig a": ptx, "sig b": ""}) == filters.ptx_summary(ptx)
+    assert filters.ptx_summary("").startswith("0 .const array(s);")
+
+
+def test_lookup_kernels_are_cached_per_table_for_constant_only(rng):
+    table = rng.random(256, dtype=np.float32)
+    assert filters.lookup_kernel_for(table, source="global") is filters.lookup_kernel_for(table + 1)
+    first = filters.lookup_kernel_for(table, source="constant")
+    assert filters.lookup_kernel_for(table.copy(), source="constant") is first
+    assert filters.lookup_kernel_for(table + 1, source="constant") is not first
