@@ -123,9 +123,9 @@ def last_pass_clamp(k, i, passes, n):
     return k if i < passes - 1 else min(k, n - 1)
 
 
-def _tile_loader(ky: int, kx: int, tile: Tile):
+def _tile_loader(ky: int, kx: int, shape: Tile):
     """Build the device function that stages a block's tile plus halo in shared memory."""
-    bx, by, rows, cols, _ = tile
+    bx, by, rows, cols, _ = shape
     tile_h, tile_w = by * rows + ky - 1, bx * cols + kx - 1
     passes_y, passes_x = -(-tile_h // by), -(-tile_w // bx)
 
@@ -150,9 +150,9 @@ def _tile_loader(ky: int, kx: int, tile: Tile):
     return load_tile
 
 
-def _tile_filter(ky: int, kx: int, tile: Tile):
+def _tile_filter(ky: int, kx: int, shape: Tile):
     """Build the device function with which each thread filters its outputs of the tile."""
-    bx, by, rows, cols, _ = tile
+    bx, by, rows, cols, _ = shape
     window = rows + ky - 1                      # tile rows behind one thread's `rows` outputs
 
     @cuda.jit(device=True, inline="always")
@@ -180,12 +180,12 @@ def _tile_filter(ky: int, kx: int, tile: Tile):
     return filter_tile
 
 
-def _tiled_kernel(source: str, host_weights, ky: int, kx: int, tile: Tile):
-    """Build the shared-memory tiled filter kernel for one source, filter shape and tile."""
+def _tiled_kernel(source: str, host_weights, ky: int, kx: int, shape: Tile):
+    """Build the shared-memory tiled filter kernel for one source, filter shape and tile shape."""
     read, load_tile, filter_tile = (_weights_reader(source, host_weights),
-                                    _tile_loader(ky, kx, tile), _tile_filter(ky, kx, tile))
-    out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols  # a block's outputs
-    tile_h, tile_w, fast_interior = out_h + ky - 1, out_w + kx - 1, tile.fast_interior
+                                    _tile_loader(ky, kx, shape), _tile_filter(ky, kx, shape))
+    out_h, out_w = shape.threads_y * shape.rows, shape.threads_x * shape.cols  # a block's outputs
+    tile_h, tile_w, fast_interior = out_h + ky - 1, out_w + kx - 1, shape.fast_interior
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
