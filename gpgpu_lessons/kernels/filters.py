@@ -9,19 +9,24 @@ where clamp() limits a row to 0..h-1 and a column to 0..w-1: a pixel outside the
 the nearest edge pixel. `reference()` computes the same in float64 with NumPy.
 
 Where the filter comes from (`source`):
-- "global":   a kernel argument, a device array in global memory; every thread loads every tap.
+- "global":   a kernel argument, a device array in global memory; the threads load the taps
+  (one kernel per filter shape, so its loops unroll like the others').
 - "constant": ``cuda.const.array_like(weights)``: Numba copies the host array's bytes into the
   compiled module as a ``__constant__`` array. The values are fixed at compile time, so a
   kernel is compiled per filter (cached by the filter's bytes).
 - "frozen":   the kernel reads a NumPy array it closes over. Numba freezes any global or
   closure array into the module at compile time, through the same code path as
-  const.array_like (numba-cuda's CUDATargetContext.make_constant_array): it lands in
-  constant memory too. Unlike CUDA C's ``__constant__`` + cudaMemcpyToSymbol (one kernel,
-  values filled at run time), both Numba spellings bake the values into the kernel.
+  const.array_like (numba-cuda's CUDATargetContext.make_constant_array). Unlike CUDA C's
+  ``__constant__`` + cudaMemcpyToSymbol (one kernel, values filled at run time), both Numba
+  spellings bake the values into the kernel; where the indices are compile-time constants
+  too (our unrolled filter loops), LLVM folds the loads away and the taps become immediate
+  operands of the multiply-adds: no memory holds the filter at all (see ptx_summary). A
+  table read at run-time indices (the lookup kernel) stays a real ``.const`` array.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import cuda, float32, uint64
@@ -32,7 +37,21 @@ SOURCES = ("global", "constant", "frozen")
 IMAGE_DTYPES = (np.float32, np.uint8)
 CONSTANT_MEMORY_BYTES = 64 * 1024   # the __constant__ space a kernel can use
 THREADS = (32, 8)                   # (x, y) threads per block of the one-pixel-per-thread kernels
-TILE_X, TILE_Y, ROWS = 32, 8, 16    # tiled kernel: 32 x 8 threads, 16 output rows each: 32 x 128 outputs
+
+
+class Tile(NamedTuple):
+    """Shape of the tiled kernel's work: threads_x x threads_y threads, each making rows x cols outputs."""
+
+    threads_x: int = 32
+    threads_y: int = 4
+    rows: int = 8                   # consecutive output rows per thread (each tile value used for many)
+    cols: int = 4                   # output columns per thread, threads_x apart (a wider tile, less halo)
+    fast_interior: bool = True      # blocks inside the image skip every clamp and bounds test
+
+
+# The fastest of ~25 shapes measured on an H200 (8192 x 8192 float32, 5x5 Gaussian, lesson 04's
+# .scratch/tune.py, two rounds): 1.00x the device copy; (32, 4, 16, 2) and (32, 4, 16, 4) were within 2 %.
+TILE = Tile()
 
 LAPLACIAN = np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], dtype=np.float32)
 BOX_BLUR = np.full((3, 3), 1 / 9, dtype=np.float32)
@@ -48,16 +67,16 @@ def gaussian(size: int = 5, sigma: float = 1.0) -> np.ndarray:
 
 
 def _weights_reader(source: str, host_weights):
-    """A device function returning the filter: the kernel's argument, constant memory, or frozen."""
+    """A device function returning the filter: the kernel's argument, constant or frozen."""
     if source == "global":
         def read(weights_arg):
-            return weights_arg                        # a device array: loads go to global memory
+            return weights_arg                  # a device array: loads from global memory
     elif source == "constant":
         def read(weights_arg):
-            return cuda.const.array_like(host_weights)  # copied into __constant__ memory at compile time
+            return cuda.const.array_like(host_weights)  # values fixed at compile time
     else:
         def read(weights_arg):
-            return host_weights                       # a closure array: Numba freezes it at compile time
+            return host_weights                 # a closure array: frozen at compile time too
     # A Numba device function may only return an array it was given, so the reader is inlined
     # at Numba's IR level (inline="always") into the one kernel body that each factory defines.
     return cuda.jit(device=True, inline="always")(read)
@@ -65,7 +84,7 @@ def _weights_reader(source: str, host_weights):
 
 @cuda.jit(device=True, inline="always")
 def at(i):
-    """An index known to be >= 0, made unsigned: Numba then adds no negative-index wraparound code."""
+    """An index known to be >= 0, made unsigned: Numba adds no negative-index wraparound."""
     return uint64(i)
 
 
@@ -75,18 +94,17 @@ def clamp(i, n):
     return at(min(max(i, 0), n - 1))
 
 
-def _direct_kernel(source: str, host_weights):
-    """Build the one-pixel-per-thread filter kernel for one filter source."""
+def _direct_kernel(source: str, host_weights, ky: int, kx: int):
+    """Build the one-pixel-per-thread filter kernel for one filter source and filter shape."""
     read = _weights_reader(source, host_weights)
 
     @cuda.jit
     def filter_direct(image, weights_arg, out):
-        """One thread per output pixel: ky x kx image reads (from L1/L2) and ky x kx filter reads."""
+        """One thread per output pixel: ky x kx image reads (L1/L2), ky x kx filter reads."""
         weights = read(weights_arg)
         x, y = cuda.grid(2)
         h, w = image.shape
         if y < h and x < w:
-            ky, kx = weights.shape
             acc = float32(0)
             for dy in range(ky):
                 yy = clamp(y + dy - ky // 2, h)
@@ -97,49 +115,97 @@ def _direct_kernel(source: str, host_weights):
     return filter_direct
 
 
-def _tiled_kernel(source: str, host_weights, ky: int, kx: int):
-    """Build the shared-memory tiled filter kernel for one source and filter shape (the tile's size)."""
-    read = _weights_reader(source, host_weights)
-    tile_h, tile_w = TILE_Y * ROWS + ky - 1, TILE_X + kx - 1
-    load_rows, load_cols = -(-tile_h // TILE_Y), -(-tile_w // TILE_X)
-    window = ROWS + ky - 1                             # input rows behind one thread's ROWS outputs
+@cuda.jit(device=True, inline="always")
+def last_pass_clamp(k, i, passes, n):
+    """Index k of pass i; the last pass, which may stick out of a tile of n, repeats index
+    n - 1 (the same value to the same place). After unrolling, i is a constant: only the
+    last pass pays for the min."""
+    return k if i < passes - 1 else min(k, n - 1)
+
+
+def _tile_loader(ky: int, kx: int, shape: Tile):
+    """Build the device function that stages a block's tile plus halo in shared memory."""
+    bx, by, rows, cols, _ = shape
+    tile_h, tile_w = by * rows + ky - 1, bx * cols + kx - 1
+    passes_y, passes_x = -(-tile_h // by), -(-tile_w // bx)
+
+    @cuda.jit(device=True, inline="always")
+    def load_tile(image, tile, y0, x0, clamped):
+        """tile[r, c] = image[y0 + r, x0 + c], clamped to the image only if `clamped`."""
+        h, w = image.shape
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        staged = cuda.local.array((passes_y, passes_x), float32)
+        for i in range(passes_y):               # every load first, with no branch between them,
+            r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)   # so all are in flight
+            row = image[clamp(y0 + r, h) if clamped else at(y0 + r)]
+            for j in range(passes_x):           # coalesced: a warp reads neighbours of one row
+                c = last_pass_clamp(tx + j * bx, j, passes_x, tile_w)
+                staged[i, j] = float32(row[clamp(x0 + c, w) if clamped else at(x0 + c)])
+        for i in range(passes_y):               # then the stores
+            for j in range(passes_x):
+                r = last_pass_clamp(ty + i * by, i, passes_y, tile_h)
+                c = last_pass_clamp(tx + j * bx, j, passes_x, tile_w)
+                tile[at(r), at(c)] = staged[i, j]
+
+    return load_tile
+
+
+def _tile_filter(ky: int, kx: int, shape: Tile):
+    """Build the device function with which each thread filters its outputs of the tile."""
+    bx, by, rows, cols, _ = shape
+    window = rows + ky - 1                      # tile rows behind one thread's `rows` outputs
+
+    @cuda.jit(device=True, inline="always")
+    def filter_tile(tile, taps, out, y0, x0, clamped):
+        """rows x cols outputs from tile rows top.., columns left.. (+ bx per col);
+        bounds tests only if `clamped`."""
+        top = cuda.threadIdx.y * rows
+        for col in range(cols):
+            left = cuda.threadIdx.x + col * bx
+            acc = cuda.local.array(rows, float32)    # constant indices once unrolled: registers
+            for k in range(rows):
+                acc[k] = 0
+            column = cuda.local.array(window, float32)
+            for dx in range(kx):
+                for j in range(window):         # each tile value read from shared memory once
+                    column[j] = tile[at(top + j), at(left + dx)]
+                for dy in range(ky):
+                    for k in range(rows):
+                        acc[k] += taps[dy, dx] * column[k + dy]
+            for k in range(rows):
+                y, x = y0 + ky // 2 + top + k, x0 + kx // 2 + left
+                if not clamped or (y < out.shape[0] and x < out.shape[1]):
+                    out[at(y)][at(x)] = acc[k]
+
+    return filter_tile
+
+
+def _tiled_kernel(source: str, host_weights, ky: int, kx: int, shape: Tile):
+    """Build the shared-memory tiled filter kernel for one source, filter shape and tile shape."""
+    read, load_tile, filter_tile = (_weights_reader(source, host_weights),
+                                    _tile_loader(ky, kx, shape), _tile_filter(ky, kx, shape))
+    out_h, out_w = shape.threads_y * shape.rows, shape.threads_x * shape.cols  # a block's outputs
+    tile_h, tile_w, fast_interior = out_h + ky - 1, out_w + kx - 1, shape.fast_interior
 
     @cuda.jit
     def filter_tiled(image, weights_arg, out):
-        """Stage a 32x128 tile plus its halo in shared memory once; each thread makes ROWS outputs from it."""
-        weights = read(weights_arg)
+        """Stage a tile plus halo in shared memory; each thread makes rows x cols outputs."""
+        taps = cuda.local.array((ky, kx), float32)  # the filter in registers: read once
+        for dy in range(ky):
+            for dx in range(kx):
+                taps[dy, dx] = read(weights_arg)[dy, dx]
         tile = cuda.shared.array((tile_h, tile_w), float32)
+        x0 = cuda.blockIdx.x * out_w - kx // 2      # where tile[0, 0] is (may be outside)
+        y0 = cuda.blockIdx.y * out_h - ky // 2
         h, w = image.shape
-        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        x0 = cuda.blockIdx.x * TILE_X - kx // 2        # image position of tile[0, 0] (may be outside)
-        y0 = cuda.blockIdx.y * TILE_Y * ROWS - ky // 2
-        staged = cuda.local.array((load_rows, load_cols), float32)
-        for i in range(load_rows):                     # every load first, with no branch between them,
-            yy = clamp(y0 + ty + i * TILE_Y, h)        # so they are all in flight together
-            for j in range(load_cols):                 # coalesced: a warp reads 32 neighbours of a row
-                staged[i, j] = float32(image[yy, clamp(x0 + tx + j * TILE_X, w)])
-        for i in range(load_rows):                     # then keep those that fall inside the tile
-            for j in range(load_cols):
-                if ty + i * TILE_Y < tile_h and tx + j * TILE_X < tile_w:
-                    tile[at(ty + i * TILE_Y), at(tx + j * TILE_X)] = staged[i, j]
-        cuda.syncthreads()
-        acc = cuda.local.array(ROWS, float32)          # constant indices after unrolling: registers
-        for k in range(ROWS):
-            acc[k] = 0
-        column = cuda.local.array(window, float32)     # the window rows of one tile column
-        top = ty * ROWS                                # this thread's outputs: tile rows top .. top+ROWS-1
-        for dx in range(kx):
-            for j in range(window):                    # each tile value read from shared memory once
-                column[j] = tile[at(top + j), at(tx + dx)]
-            for dy in range(ky):
-                wgt = weights[dy, dx]                  # each filter value read once for ROWS outputs
-                for k in range(ROWS):
-                    acc[k] += wgt * column[k + dy]
-        x = x0 + kx // 2 + tx
-        for k in range(ROWS):
-            y = y0 + ky // 2 + top + k
-            if y < h and x < w:
-                out[at(y), at(x)] = acc[k]
+        if fast_interior and y0 >= 0 and x0 >= 0 and y0 + tile_h <= h and x0 + tile_w <= w:
+            load_tile(image, tile, y0, x0, False)   # an interior block: no clamps, no tests
+            cuda.syncthreads()
+            filter_tile(tile, taps, out, y0, x0, False)
+        else:                                          # a border block
+            load_tile(image, tile, y0, x0, True)
+            cuda.syncthreads()
+            filter_tile(tile, taps, out, y0, x0, True)
 
     return filter_tiled
 
@@ -150,7 +216,7 @@ def _lookup_kernel(source: str, host_table):
 
     @cuda.jit
     def lookup_table(image, table_arg, out):
-        """out = table[pixel]: the warp's threads read different table entries (divergent addresses)."""
+        """out = table[pixel]: a warp's threads read different entries (divergent addresses)."""
         table = read(table_arg)
         x, y = cuda.grid(2)
         if y < image.shape[0] and x < image.shape[1]:
@@ -160,20 +226,34 @@ def _lookup_kernel(source: str, host_table):
 
 
 _kernels: dict = {}
-_filter_direct_global = _direct_kernel("global", None)
 
 
-def kernel_for(weights, *, source: str = "constant", tiled: bool = False):
-    """The compiled-once kernel for this filter: cached by source, shape and (unless global) bytes."""
+def kernel_for(weights, *, source: str = "constant", tiled: bool | Tile = False):
+    """The compiled-once kernel for this filter, cached by source, filter shape, tile and (unless
+    global: one kernel serves every filter of a shape) the filter's bytes."""
     weights = _check_weights(weights, source)
-    if source == "global" and not tiled:
-        return _filter_direct_global                   # one kernel serves every filter
-    key = ("tiled" if tiled else "direct", source, weights.shape,
-           None if source == "global" else weights.tobytes())
+    tile = _tile(tiled)
+    key = (tile, source, weights.shape, None if source == "global" else weights.tobytes())
     if key not in _kernels:
         host = None if source == "global" else weights.copy()   # a private copy: later edits can't leak in
-        _kernels[key] = _tiled_kernel(source, host, *weights.shape) if tiled else _direct_kernel(source, host)
+        _kernels[key] = (_direct_kernel(source, host, *weights.shape) if tile is None
+                         else _tiled_kernel(source, host, *weights.shape, tile))
     return _kernels[key]
+
+
+def _tile(tiled) -> Tile | None:
+    """None for the one-pixel-per-thread kernel, else the tile shape (TILE for tiled=True)."""
+    if tiled is False or tiled is None:
+        return None
+    if tiled is True:
+        return TILE
+    if not isinstance(tiled, Tile):
+        raise TypeError(f"tiled must be True, False or a filters.Tile, got {tiled!r}")
+    tile = Tile(*(int(v) for v in tiled[:4]), bool(tiled.fast_interior))
+    if min(tile[:4]) < 1:
+        raise ValueError(f"every size of a Tile must be >= 1, got {tiled!r}")
+    arrays.check_threads((tile.threads_x, tile.threads_y))
+    return tile
 
 
 def _check_source(source: str) -> None:
@@ -203,18 +283,19 @@ def _check_weights(weights, source: str) -> np.ndarray:
     return weights
 
 
-def tiled_shared_bytes(weights_shape) -> int:
-    """Shared memory of the tiled kernel: a 32 x 128 output tile plus its halo, float32."""
+def tiled_shared_bytes(weights_shape, tile: Tile = TILE) -> int:
+    """Shared memory of the tiled kernel: the block's outputs plus the filter's halo, float32."""
     ky, kx = weights_shape
-    return (TILE_Y * ROWS + ky - 1) * (TILE_X + kx - 1) * 4
+    return (tile.threads_y * tile.rows + ky - 1) * (tile.threads_x * tile.cols + kx - 1) * 4
 
 
-def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
+def filter2d(image, weights, *, source: str = "constant", tiled: bool | Tile = False,
              threads: tuple[int, int] = THREADS, out=None):
     """Filter a 2-D float32 or uint8 image (clamp-to-edge borders) into a float32 image.
 
     source: where the kernel reads the filter ("global", "constant", "frozen");
-    tiled: stage the image in shared memory (fixed 32 x 8 blocks) instead of one pixel per thread;
+    tiled: stage the image in shared memory instead of one pixel per thread (True: the TILE shape,
+           or a Tile(threads_x, threads_y, rows, cols, fast_interior));
     threads: (x, y) block shape of the one-pixel-per-thread kernel.
     NumPy input returns NumPy; device input returns the device output without synchronising.
     """
@@ -223,7 +304,7 @@ def filter2d(image, weights, *, source: str = "constant", tiled: bool = False,
     return arrays.returned(d_out, to_host)
 
 
-def filter_launcher(image, weights, *, out, source: str = "constant", tiled: bool = False,
+def filter_launcher(image, weights, *, out, source: str = "constant", tiled: bool | Tile = False,
                     threads: tuple[int, int] = THREADS):
     """Check the inputs once and return a zero-argument launch of filter2d (for timing.benchmark)."""
     return _filter_launch(image, weights, source, tiled, threads, out)[0]
@@ -235,13 +316,15 @@ def _filter_launch(image, weights, source, tiled, threads, out):
     d_image, to_host = arrays.device_input(image, name="image", dtypes=IMAGE_DTYPES, ndim=2)
     d_out = arrays.device_output(out, d_image.shape, np.float32)
     h, w = d_image.shape
-    if tiled:
-        arrays.check_shared_memory(tiled_shared_bytes(weights.shape), "the tiled filter's tile and halo")
-        grid, block = (arrays.blocks_for(w, TILE_X), arrays.blocks_for(h, TILE_Y * ROWS)), (TILE_X, TILE_Y)
+    tile = _tile(tiled)
+    if tile is not None:
+        arrays.check_shared_memory(tiled_shared_bytes(weights.shape, tile), "the tiled filter's tile and halo")
+        block = (tile.threads_x, tile.threads_y)
+        grid = (arrays.blocks_for(w, tile.threads_x * tile.cols), arrays.blocks_for(h, tile.threads_y * tile.rows))
     else:
         block = _check_block(threads)
         grid = (arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1]))
-    configured = kernel_for(weights, source=source, tiled=tiled)[grid, block]
+    configured = kernel_for(weights, source=source, tiled=tile or False)[grid, block]
     d_weights = _device_weights(weights) if source == "global" else _placeholder()
     return (lambda: configured(d_image, d_weights, d_out)), d_out, to_host
 
@@ -258,23 +341,46 @@ def lookup_launcher(image, table, *, out, source: str = "global", threads: tuple
     return _lookup_launch(image, table, source, threads, out)[0]
 
 
-def _lookup_launch(image, table, source, threads, out):
-    """(launch, device output, came_from_host) for lookup and lookup_launcher."""
+def lookup_kernel_for(table, *, source: str = "global"):
+    """The compiled-once lookup kernel for this table: one for "global", one per table for "constant"."""
     if source not in ("global", "constant"):
         raise ValueError(f"source must be 'global' or 'constant' for a lookup table, got {source!r}")
     if not isinstance(table, np.ndarray) or table.dtype != np.float32 or table.shape != (256,):
         raise ValueError("table must be a float32 NumPy array of 256 entries (one per uint8 value), got "
                          f"{getattr(table, 'dtype', type(table).__name__)} {getattr(table, 'shape', '')}")
-    d_image, to_host = arrays.device_input(image, name="image", dtypes=np.uint8, ndim=2)
-    d_out = arrays.device_output(out, d_image.shape, np.float32)
     key = ("lookup", source, None if source == "global" else table.tobytes())
     if key not in _kernels:
         _kernels[key] = _lookup_kernel(source, None if source == "global" else table.copy())
+    return _kernels[key]
+
+
+def _lookup_launch(image, table, source, threads, out):
+    """(launch, device output, came_from_host) for lookup and lookup_launcher."""
+    kernel = lookup_kernel_for(table, source=source)
+    d_image, to_host = arrays.device_input(image, name="image", dtypes=np.uint8, ndim=2)
+    d_out = arrays.device_output(out, d_image.shape, np.float32)
     d_table = _device_weights(table) if source == "global" else _placeholder()
     block = _check_block(threads)
     h, w = d_image.shape
-    configured = _kernels[key][(arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1])), block]
+    configured = kernel[(arrays.blocks_for(w, block[0]), arrays.blocks_for(h, block[1])), block]
     return (lambda: configured(d_image, d_table, d_out)), d_out, to_host
+
+
+def ptx_summary(ptx) -> str:
+    """One line on where a compiled kernel's PTX keeps its filter or table (ptx: text or inspect_asm()'s dict).
+
+    Counts the __constant__ arrays (`.const` declarations, with their size), the loads from constant and
+    global memory, and the float multiply-adds whose multiplier is an immediate (a value written into the
+    instruction itself, e.g. `fma.rn.f32 %f3, %f2, 0f3F800000, %f1`).
+    """
+    text = "\n".join(ptx.values()) if isinstance(ptx, dict) else str(ptx)
+    arrays_ = [line.split("=")[0].split()[-1] for line in text.splitlines() if line.lstrip().startswith(".const")]
+    fmas = [line.split(None, 1)[1].split(", ") for line in text.splitlines()
+            if line.lstrip().startswith("fma.rn.f32")]
+    immediates = sum(1 for operands in fmas if any(o.startswith("0f") for o in operands[1:3]))
+    return (f"{len(arrays_)} .const array(s) {' '.join(arrays_)}".rstrip() +
+            f"; {text.count('ld.const.')} ld.const, {text.count('ld.global.')} ld.global, "
+            f"{immediates} fma with an immediate")
 
 
 def _check_block(threads) -> tuple[int, int]:
