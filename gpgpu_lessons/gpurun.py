@@ -135,6 +135,14 @@ def execute_notebook(source: Path, target: Path) -> None:
     print(f"executed {source.name}")
 
 
+def _merge_results(target: Path, fresh: dict) -> None:
+    """Add a run's experiments to a GPU's results file; experiments the run did not redo stay."""
+    if target.exists():
+        kept = json.loads(target.read_text())
+        fresh["experiments"] = {**kept["experiments"], **fresh["experiments"]}
+    target.write_text(json.dumps(fresh, indent=1) + "\n")
+
+
 def unpack(archive: Path) -> None:
     """Put a GPU run's executed notebooks and recorded results into this checkout."""
     with tarfile.open(archive) as tar:
@@ -145,6 +153,9 @@ def unpack(archive: Path) -> None:
                 target = ROOT / "notebooks" / relative.name
             elif relative.parent.name == "recorded" and relative.suffix == ".json":
                 target = ROOT / "gpgpu_lessons" / "recorded" / relative.name
+                _merge_results(target, json.loads(tar.extractfile(member).read()))
+                print(f"updated {target.relative_to(ROOT)}")
+                continue
             else:
                 continue
             target.write_bytes(tar.extractfile(member).read())

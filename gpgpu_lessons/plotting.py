@@ -124,7 +124,7 @@ def sweep(x, series: dict, *, xlabel: str, title: str, metric: str = "gbs",
             "series": {name: [t.as_dict() for t in ts] for name, ts in series.items()},
             "ceiling": ceiling.as_dict() if ceiling else None, "marks": marks}
     shipped = _recorded_for(record_as, data)
-    fig, axes = plt.subplots(1, 2 if shipped else 1, figsize=(11 if shipped else 7, 4),
+    fig, axes = plt.subplots(1, 2 if shipped else 1, figsize=(11 if shipped else 7, 3.6),
                              squeeze=False, layout="constrained")
     _draw_sweep(axes[0][0], x, series, metric, ceiling, xlabel, logx, marks)
     axes[0][0].set_title(_device_title(title), loc="left", fontsize=10)

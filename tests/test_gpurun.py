@@ -21,7 +21,10 @@ def test_unpack_takes_notebooks_and_results(tmp_path, monkeypatch):
     (root / "gpgpu_lessons" / "recorded").mkdir(parents=True)
     monkeypatch.setattr(gpurun, "ROOT", root)
     archive = tmp_path / "run.tar.gz"
-    files = {"gpu-run/notebooks/00_x.ipynb": b"{}", "gpu-run/recorded/nvidia-h200.json": b"{}",
+    (root / "gpgpu_lessons" / "recorded" / "nvidia-h200.json").write_text(json.dumps(
+        {"format": 1, "gpu": "NVIDIA H200", "date": "2026-11-01", "experiments": {"00_a/old": 1, "00_a/redone": 1}}))
+    fresh = {"format": 1, "gpu": "NVIDIA H200", "date": "2026-11-22", "experiments": {"00_a/redone": 2}}
+    files = {"gpu-run/notebooks/00_x.ipynb": b"{}", "gpu-run/recorded/nvidia-h200.json": json.dumps(fresh).encode(),
              "gpu-run/tests.log": b"log", "gpu-run/summary.json":
              json.dumps([{"step": "tests", "status": 0, "seconds": 1.0}]).encode()}
     with tarfile.open(archive, "w:gz") as tar:
@@ -31,7 +34,9 @@ def test_unpack_takes_notebooks_and_results(tmp_path, monkeypatch):
             tar.addfile(info, io.BytesIO(data))
     gpurun.unpack(archive)
     assert (root / "notebooks" / "00_x.ipynb").read_bytes() == b"{}"
-    assert (root / "gpgpu_lessons" / "recorded" / "nvidia-h200.json").exists()
+    merged = json.loads((root / "gpgpu_lessons" / "recorded" / "nvidia-h200.json").read_text())
+    assert merged["date"] == "2026-11-22"
+    assert merged["experiments"] == {"00_a/old": 1, "00_a/redone": 2}
     assert not (root / "tests.log").exists()
 
 
