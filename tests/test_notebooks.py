@@ -52,3 +52,11 @@ def test_correctness_is_checked_in_both_modes(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_has_an_exercise(path):
     assert any("exercise" in tags(c) for c in cells(path)), f"{path.name}: no cell tagged exercise"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_outputs_come_from_a_gpu_run(path):
+    first = next(c for c in cells(path) if c["cell_type"] == "code")
+    printed = "".join("".join(o.get("text", "")) for o in first.get("outputs", []))
+    assert "running on the GPU (" in printed, \
+        f"{path.name}: commit the outputs of a GPU run (make gpu-run, then make gpu-unpack)"
