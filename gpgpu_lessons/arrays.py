@@ -16,7 +16,10 @@ def is_device_array(a) -> bool:
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
         return isinstance(a, FakeCUDAArray)
-    return cuda.is_cuda_array(a)
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    # isinstance first: is_cuda_array builds the whole __cuda_array_interface__ dict, per call
+    return isinstance(a, DeviceNDArray) or cuda.is_cuda_array(a)
 
 
 def device_input(a, *, name: str, dtypes, ndim: int | None = None, allow_empty: bool = False):
@@ -25,7 +28,7 @@ def device_input(a, *, name: str, dtypes, ndim: int | None = None, allow_empty: 
     Accepts a NumPy array (copied to the device) or a device array (used as is); rejects
     wrong types, dtypes, ranks, empty and non-contiguous arrays with a message naming the fix.
     """
-    dtypes = tuple(np.dtype(d) for d in np.atleast_1d(dtypes))
+    dtypes = tuple(np.dtype(d) for d in (dtypes if isinstance(dtypes, (tuple, list)) else (dtypes,)))
     on_device = is_device_array(a)
     if not on_device and not isinstance(a, np.ndarray):
         raise TypeError(f"{name} must be a NumPy array or a Numba device array, got {type(a).__name__}; "
