@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 
 GPU = "gpu"
 SIMULATOR = "simulator"
+COMPILE_ONLY = "compile-only"   # Numba's real CUDA target without a GPU: PTX, no launches
+COMPILE_ONLY_VARIABLE = "GPGPU_LESSONS_COMPILE_ONLY"
 
 
 class GPUUnavailableError(RuntimeError):
@@ -47,6 +49,9 @@ def _choose_mode() -> tuple[str, str]:
     if config is not None:
         mode = SIMULATOR if config.ENABLE_CUDASIM else GPU
         return mode, "numba was imported before gpgpu_lessons and fixed the choice"
+    if os.environ.get(COMPILE_ONLY_VARIABLE, "").strip() == "1":
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+        return COMPILE_ONLY, f"{COMPILE_ONLY_VARIABLE}=1 is set: kernels compile to PTX, none runs"
     requested = os.environ.get("NUMBA_ENABLE_CUDASIM", "").strip()
     if requested not in ("", "0", "1"):
         raise ValueError(
@@ -84,6 +89,8 @@ def is_simulator() -> bool:
 
 def mode_line() -> str:
     """One line that says which mode is active and why."""
+    if MODE == COMPILE_ONLY:
+        return f"gpgpu_lessons: compile-only mode ({REASON})."
     if MODE == GPU:
         return f"gpgpu_lessons: running on the GPU ({device_info().name}): {REASON}."
     return (

@@ -1,0 +1,8 @@
+"""Device functions and small kernels that several lessons share: one home for each.
+
+- `index`: `at` (an index made unsigned) and `clamp` (clamp-to-edge);
+- `warp`: `FULL_MASK` and `warp_sum` (a sum over the 32 lanes of a warp with shuffles);
+- `fill`: `zero_fill`, the kernel that clears a device array of any shape;
+- `vector`: `load_vector` / `store_vector`, several neighbouring elements as one 8- or 16-byte
+  memory instruction on a GPU (plain indexing in the simulator).
+"""
