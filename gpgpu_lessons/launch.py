@@ -109,7 +109,7 @@ def grid_1d(n: int, per_block: int) -> int:
 def resident_blocks(block_threads: int, per_sm: int | None = None) -> int:
     """Blocks that fill the device once: per_sm per SM (default: as many as 2048 threads allow)."""
     per_sm = per_sm or max(1, 2048 // block_threads)
-    return runtime.device_info().sm_count * per_sm
+    return (runtime.device_info().sm_count or 2) * per_sm   # the simulator: 2 pretend SMs
 
 
 # ---- arrays --------------------------------------------------------------------------------
