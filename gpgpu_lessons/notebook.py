@@ -24,18 +24,41 @@ def show_source(*functions) -> None:
     display(Code(source(*functions), language="python"))
 
 
-def check(name: str, got, expected, *, rtol: float = 1e-6, atol: float = 0.0) -> None:
+def default_tolerance(dtype) -> tuple[float, float]:
+    """(rtol, atol) that fit a result's dtype: exact for integers, 100 ulps (rtol >= 1e-6) for floats."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biu":
+        return 0.0, 0.0
+    eps = float(np.finfo(dtype).eps)
+    return max(1e-6, 100 * eps), 100 * eps
+
+
+def check(name: str, got, expected, *, rtol: float | None = None, atol: float | None = None) -> None:
     """Print '<name> matches NumPy: True' and fail loudly (AssertionError) when it does not.
 
-    Returns None, so a check on a cell's last line adds no Out[] value (which nbval would compare).
+    NaN must stand where the reference has NaN (and nowhere else); the default tolerance fits
+    the result's dtype (`default_tolerance`). Returns None, so a check on a cell's last line adds
+    no Out[] value (which nbval would compare).
     """
     got, expected = np.asarray(got), np.asarray(expected)
-    same = got.shape == expected.shape and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
+    default_rtol, default_atol = default_tolerance(got.dtype)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    same = got.shape == expected.shape and bool(
+        np.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
     print(f"{name} matches NumPy: {same}")
     if not same:
-        detail = (f"shape {got.shape} != {expected.shape}" if got.shape != expected.shape else
-                  f"max abs error {np.max(np.abs(got.astype(np.float64) - expected)):.3g}")
-        raise AssertionError(f"{name} differs from the NumPy reference: {detail}")
+        raise AssertionError(f"{name} differs from the NumPy reference: {_difference(got, expected, rtol, atol)}")
+
+
+def _difference(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> str:
+    """Where and by how much got differs from expected, in words."""
+    if got.shape != expected.shape:
+        return f"shape {got.shape} != {expected.shape}"
+    wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    first = tuple(int(i) for i in np.argwhere(wrong)[0])
+    return (f"{int(wrong.sum())} of {wrong.size} elements differ; the first at index {first}: "
+            f"got {got[first].item()!r}, expected {expected[first].item()!r} (rtol={rtol:g}, atol={atol:g})")
 
 
 def table(header: list[str], rows: list[list]) -> None:
