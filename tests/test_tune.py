@@ -1,0 +1,32 @@
+"""The tuning tool: it finds every fast module's TUNING, whose chosen constants lie in its space."""
+import pytest
+
+from gpgpu_lessons import launch, tune
+
+FAMILIES = tune.families()
+
+
+def test_combinations_cover_the_product_in_order():
+    assert tune.combinations({"a": [1, 2], "b": ["x"]}) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+
+
+def test_list_prints_every_family(capsys):
+    assert tune.main(["--list"]) == 0
+    printed = capsys.readouterr().out
+    assert all(name in printed for name in FAMILIES)
+
+
+def test_tuning_refuses_the_simulator(capsys):
+    assert tune.main(["anything"]) == 2
+    assert "measures a GPU" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_chosen_constants_are_in_the_space_and_build(family):
+    tuning = FAMILIES[family]
+    chosen = tuning["chosen"]
+    assert set(chosen) == set(tuning["space"]), f"{family}: chosen names every tuned parameter"
+    for name, value in chosen.items():
+        assert value in tuning["space"][name], f"{family}: chosen {name}={value} is outside the space"
+    prepared, nbytes = tuning["case"](**chosen)
+    assert isinstance(prepared, launch.Launch) and nbytes > 0
