@@ -1,8 +1,10 @@
 """Helper package of the gpgpu-lessons notebooks: runtime choice, timing, plots and the kernels.
 
 Importing it chooses a real GPU or Numba's CUDA simulator (before Numba is imported) and prints
-one line that says which, and why.
+one line that says which, and why (unless GPGPU_LESSONS_QUIET=1, for tools that run no kernel).
 """
+import os
+
 from . import runtime
 
 if runtime.MODE == runtime.SIMULATOR:
@@ -10,6 +12,7 @@ if runtime.MODE == runtime.SIMULATOR:
 
     simwarp.install()  # warp intrinsics (shfl_*_sync, ballot_sync, ...) for the simulator
 
-print(runtime.mode_line())
+if os.environ.get("GPGPU_LESSONS_QUIET", "") != "1":
+    print(runtime.mode_line())
 
 __version__ = "0.1.0"

@@ -110,6 +110,12 @@ def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
     return found
 
 
+def recorded_gpus(folder: Path | None = None) -> list[tuple[str, str]]:
+    """(GPU name, date) of every recorded run shipped in `folder` (the package's by default)."""
+    paths = sorted((folder or RECORDED_DIR).glob("*.json"))
+    return [(content["gpu"], content["date"]) for content in (json.loads(p.read_text()) for p in paths)]
+
+
 def gpu_timings(key: str, live):
     """(label, timings) for a table of GPU numbers: this run's on a GPU, the shipped ones in the simulator.
 

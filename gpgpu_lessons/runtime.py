@@ -77,7 +77,10 @@ def _choose_mode() -> tuple[str, str]:
 
 # Lessons launch 1-thread and 1-block kernels on purpose; Numba's warning would clutter slides.
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
-MODE, REASON = _choose_mode()
+try:
+    MODE, REASON = _choose_mode()
+except (GPUUnavailableError, ValueError) as problem:   # one clear line, not a traceback
+    raise SystemExit(f"gpgpu_lessons: {problem}") from None
 
 
 def is_simulator() -> bool:
