@@ -1,8 +1,11 @@
 """The standard timing figures: variants side by side, and sweeps over a parameter.
 
-Each function returns a matplotlib Figure (end a notebook cell with it to show it). With
-``record_as="NN_lesson/experiment"`` the data is recorded during a GPU run, and in the
-simulator the recorded GPU result is drawn beside the (meaningless) simulator times.
+Each function returns a matplotlib Figure (end a notebook cell with it to show it). Give every
+figure the problem `size` it measured ("2^28 float32", "8192 x 8192 float32"): the title shows
+it. With ``record_as="NN_lesson/experiment"`` a GPU run records the data with its title and
+size. On a GPU the figure shows this run. In the simulator the figure shows the recorded GPU
+run, titled with the size and device of that run, never the simulator's: the emulation's host
+times say nothing about GPUs, so they are drawn only when no GPU result was recorded.
 """
 from __future__ import annotations
 
@@ -12,12 +15,17 @@ from . import results, runtime
 from .timing import Timing
 
 SIMULATOR_NOTE = "simulator: host times of a Python emulation, not GPU performance"
+SIMULATOR_SHOWS_RECORDED = ("this machine runs the simulator: every variant ran and was checked; "
+                            "the times above are the recorded GPU run's")
+WIDE_RANGE = 30          # values spanning more than this factor get a log axis
+STYLE = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "legend.fontsize": 11,
+         "xtick.labelsize": 12, "ytick.labelsize": 12}
+WIDTH = 12               # inches: the figure spans most of a 1280-pixel slide
 
 
-def _device_title(title: str) -> str:
-    """Title that names the GPU, or says 'simulator'."""
-    info = runtime.device_info()
-    return f"{title}\n{SIMULATOR_NOTE if info.simulator else info.name}"
+def heading(title: str, size: str | None, where: str) -> str:
+    """A figure title: what was measured, at which size, and where (GPU name or recorded run)."""
+    return f"{title}{f' · {size}' if size else ''}\n{where}"
 
 
 def _as_timings(items) -> list[Timing]:
@@ -25,60 +33,74 @@ def _as_timings(items) -> list[Timing]:
     return [t if isinstance(t, Timing) else Timing.from_dict(t) for t in items]
 
 
-def _recorded_for(record_as: str | None, data: dict) -> results.Recorded | None:
-    """Record on a GPU run; in the simulator, return the first shipped GPU result to show."""
-    if record_as is None:
-        return None
-    results.record(record_as, data)
-    if runtime.MODE == runtime.SIMULATOR:
-        shipped = results.recorded(record_as)
-        return shipped[0] if shipped else None
-    return None
+def _shown(record_as: str | None, data: dict) -> tuple[dict, str]:
+    """(data to draw, where it comes from): this run's, or in the simulator the recorded GPU run's."""
+    if record_as is not None:
+        results.record(record_as, data)
+        if runtime.MODE == runtime.SIMULATOR:
+            shipped = results.recorded(record_as)
+            if shipped:
+                return shipped[0].data, shipped[0].label
+    info = runtime.device_info()
+    return data, (SIMULATOR_NOTE if info.simulator else info.name)
+
+
+def _wide(values) -> bool:
+    """True when positive values span more than WIDE_RANGE: draw them on a log axis."""
+    positive = [v for v in values if v and v > 0]
+    return bool(positive) and max(positive) / min(positive) > WIDE_RANGE
+
+
+def _bars(ax, names, values, colour, label_format) -> None:
+    """Horizontal bars with their values written inside the frame (a log axis for wide ranges)."""
+    ax.barh(names, values, color=colour)
+    top = max(values)
+    if _wide(values):
+        ax.set_xscale("log")
+        ax.set_xlim(min(v for v in values if v > 0) / 2, top * 8)
+    else:
+        ax.set_xlim(0, top * 1.3)
+    for y, v in enumerate(values):
+        ax.annotate(f" {label_format(v)}", (v, y), va="center")
 
 
 def _draw_variants(axes, timings: list[Timing], ceiling: Timing | None) -> None:
     """Time bars on the left axis; bandwidth (% of the copy ceiling) bars on the right."""
     names = [t.name for t in timings][::-1]
-    times = [t.median_ms for t in timings][::-1]
     left, right = axes
-    left.barh(names, times, color="tab:blue")
+    _bars(left, names, [t.median_ms for t in timings][::-1], "tab:blue", lambda v: f"{v:.3g}")
     left.set_xlabel("median time per launch (ms)")
-    for y, t in enumerate(timings[::-1]):
-        left.annotate(f" {t.median_ms:.3g}", (t.median_ms, y), va="center", fontsize=8)
-    if any(t.gbs is None for t in timings):
+    if any(t.gbs is None for t in timings) or timings[0].simulated:
         right.set_visible(False)
         return
     if ceiling is not None:
         values = [100 * t.gbs / ceiling.gbs for t in timings][::-1]
         right.set_xlabel(f"% of device copy ({ceiling.gbs:,.0f} GB/s)")
         right.axvline(100, color="black", linestyle="--", linewidth=1)
+        _bars(right, names, values, "tab:green", lambda v: f"{v:,.0f}")
     else:
-        values = [t.gbs for t in timings][::-1]
         right.set_xlabel("effective bandwidth (GB/s)")
-    right.barh(names, values, color="tab:green")
+        _bars(right, names, [t.gbs for t in timings][::-1], "tab:green", lambda v: f"{v:,.0f}")
     right.set_yticklabels([])
-    for y, v in enumerate(values):
-        right.annotate(f" {v:,.0f}", (v, y), va="center", fontsize=8)
 
 
-def variants(timings, *, title: str, ceiling: Timing | None = None, record_as: str | None = None):
+def variants(timings, *, title: str, size: str | None = None, ceiling: Timing | None = None,
+             record_as: str | None = None):
     """Bar chart of variants: median time, and bandwidth as % of the measured copy ceiling."""
     timings = _as_timings(timings)
     if not timings:
         raise ValueError("variants() needs at least one Timing to draw")
-    data = {"kind": "variants", "timings": [t.as_dict() for t in timings],
+    data = {"kind": "variants", "title": title, "size": size, "timings": [t.as_dict() for t in timings],
             "ceiling": ceiling.as_dict() if ceiling else None}
-    shipped = _recorded_for(record_as, data)
-    rows = 2 if shipped else 1
-    fig, axes = plt.subplots(rows, 2, figsize=(10, 0.45 * len(timings) * rows + 1.6 * rows),
-                             squeeze=False, layout="constrained")
-    _draw_variants(axes[0], timings, ceiling)
-    axes[0][0].set_title(_device_title(title), loc="left", fontsize=10)
-    if shipped:
-        stored = shipped.data
-        _draw_variants(axes[1], _as_timings(stored["timings"]),
-                       Timing.from_dict(stored["ceiling"]) if stored.get("ceiling") else None)
-        axes[1][0].set_title(shipped.label, loc="left", fontsize=10)
+    shown, where = _shown(record_as, data)
+    drawn = _as_timings(shown["timings"])
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 0.5 * len(drawn) + 1.9), squeeze=False,
+                                 layout="constrained")
+        _draw_variants(axes[0], drawn, Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None)
+        axes[0][0].set_title(heading(shown.get("title", title), shown.get("size"), where), loc="left")
+        if shown is not data:
+            fig.supxlabel(SIMULATOR_SHOWS_RECORDED, fontsize=11, color="dimgrey")
     plt.close(fig)
     return fig
 
@@ -86,9 +108,11 @@ def variants(timings, *, title: str, ceiling: Timing | None = None, record_as: s
 def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Timing | None,
                 xlabel: str, logx: bool, marks: dict[str, float]) -> None:
     """One line per series; the copy ceiling as a dashed line when plotting bandwidth; marks as verticals."""
+    every = []
     for name, timings in series.items():
         values = [t.gbs if metric == "gbs" else t.median_ms for t in timings]
-        ax.plot(x[:len(values)], values, marker="o", markersize=3, label=name)
+        every += values
+        ax.plot(x[:len(values)], values, marker="o", markersize=4, label=name)
     if metric == "gbs" and ceiling is not None:
         ax.axhline(ceiling.gbs, color="black", linestyle="--", linewidth=1,
                    label=f"device copy {ceiling.gbs:,.0f} GB/s")
@@ -96,15 +120,15 @@ def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Ti
         ax.axvline(position, color="grey", linestyle=":", linewidth=1.2, label=label)
     if logx:
         ax.set_xscale("log", base=2)
-    if metric == "ms":
+    if metric == "ms" or _wide(every):
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("effective bandwidth (GB/s)" if metric == "gbs" else "median time per launch (ms)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, not on, the data
 
 
-def sweep(x, series: dict, *, xlabel: str, title: str, metric: str = "gbs",
+def sweep(x, series: dict, *, xlabel: str, title: str, size: str | None = None, metric: str = "gbs",
           ceiling: Timing | None = None, logx: bool = True, marks: dict[str, float] | None = None,
           record_as: str | None = None):
     """Line plot of one or more series over a swept parameter (size, stride, block shape...).
@@ -120,19 +144,17 @@ def sweep(x, series: dict, *, xlabel: str, title: str, metric: str = "gbs",
         raise ValueError("sweep() needs at least one series, each with 1..len(x) timings")
     if metric == "gbs" and any(t.gbs is None for ts in series.values() for t in ts):
         raise ValueError("metric='gbs' needs bytes_moved on every Timing; use metric='ms' otherwise")
-    data = {"kind": "sweep", "x": x, "xlabel": xlabel, "metric": metric, "logx": logx,
-            "series": {name: [t.as_dict() for t in ts] for name, ts in series.items()},
+    data = {"kind": "sweep", "title": title, "size": size, "x": x, "xlabel": xlabel, "metric": metric,
+            "logx": logx, "series": {name: [t.as_dict() for t in ts] for name, ts in series.items()},
             "ceiling": ceiling.as_dict() if ceiling else None, "marks": marks}
-    shipped = _recorded_for(record_as, data)
-    fig, axes = plt.subplots(1, 2 if shipped else 1, figsize=(11 if shipped else 7, 3.6),
-                             squeeze=False, layout="constrained")
-    _draw_sweep(axes[0][0], x, series, metric, ceiling, xlabel, logx, marks)
-    axes[0][0].set_title(_device_title(title), loc="left", fontsize=10)
-    if shipped:
-        stored = shipped.data
-        _draw_sweep(axes[0][1], stored["x"], {n: _as_timings(ts) for n, ts in stored["series"].items()},
-                    stored["metric"], Timing.from_dict(stored["ceiling"]) if stored.get("ceiling") else None,
-                    stored["xlabel"], stored["logx"], stored.get("marks", {}))
-        axes[0][1].set_title(f"{title}\n{shipped.label}", loc="left", fontsize=10)
+    shown, where = _shown(record_as, data)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
+        _draw_sweep(ax, shown["x"], {n: _as_timings(ts) for n, ts in shown["series"].items()},
+                    shown["metric"], Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None,
+                    shown["xlabel"], shown["logx"], shown.get("marks", {}))
+        ax.set_title(heading(shown.get("title", title), shown.get("size"), where), loc="left")
+        if shown is not data:
+            fig.supxlabel(SIMULATOR_SHOWS_RECORDED, fontsize=11, color="dimgrey")
     plt.close(fig)
     return fig

@@ -64,13 +64,77 @@ def test_shipped_results_are_well_formed():
             assert data["kind"] in results.KINDS
 
 
-def test_variants_figure_names_device_and_ceiling():
+def gpu_fake(name, ms, nbytes=4_000_000):
+    return Timing(name, [ms, ms * 1.1, ms * 0.9], nbytes)
+
+
+def test_variants_figure_names_device_size_and_ceiling():
     timings = [fake("naive", 2.0), fake("fast", 1.0)]
-    fig = plotting.variants(timings, title="demo", ceiling=fake("device-to-device copy", 0.9))
+    fig = plotting.variants(timings, title="demo", size="2^10 float32",
+                            ceiling=fake("device-to-device copy", 0.9))
     titles = " ".join(ax.get_title(loc="left") for ax in fig.axes)
-    assert "demo" in titles
+    assert "demo · 2^10 float32" in titles
     assert (plotting.SIMULATOR_NOTE if runtime.MODE == runtime.SIMULATOR else runtime.device_info().name) in titles
-    assert any("% of device copy" in ax.get_xlabel() for ax in fig.axes)
+
+
+def test_bandwidth_bars_against_the_ceiling():
+    fig = plotting.variants([gpu_fake("naive", 2.0), gpu_fake("fast", 1.0)], title="demo",
+                            ceiling=gpu_fake("device-to-device copy", 0.9))
+    assert any("% of device copy" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())
+
+
+def write_recorded(folder, key, data, gpu="NVIDIA H200"):
+    (folder / f"{results.slug(gpu)}.json").write_text(json.dumps({
+        "format": 1, "gpu": gpu, "date": "2026-11-22", "device": {}, "software": {},
+        "experiments": {key: data}}))
+
+
+@pytest.mark.skipif(runtime.MODE != runtime.SIMULATOR, reason="the simulator shows the recorded run")
+def test_the_simulator_shows_the_recorded_run_with_its_own_size(tmp_path, monkeypatch):
+    monkeypatch.setenv(results.RECORD_ENV, str(tmp_path))
+    recorded = {"kind": "variants", "title": "Dot product", "size": "262,144 float32",
+                "timings": [gpu_fake("1 thread", 20.4).as_dict(), gpu_fake("best", 0.05).as_dict()],
+                "ceiling": None}
+    write_recorded(tmp_path, "01_coalescing/dot_demo", recorded)
+    fig = plotting.variants([fake("1 thread", 3.0), fake("best", 2.0)], title="Dot product",
+                            size="256 float32", record_as="01_coalescing/dot_demo")
+    title = fig.axes[0].get_title(loc="left")
+    assert "262,144 float32" in title and "256 float32" not in title
+    assert "recorded on NVIDIA H200, 2026-11-22" in title
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["best", "1 thread"]
+    assert fig.axes[0].get_xscale() == "log", "20.4 ms beside 0.05 ms needs a log axis"
+
+
+def test_every_label_stays_inside_the_frame():
+    fig = plotting.variants([gpu_fake("slow", 472.0), gpu_fake("fast", 0.24)], title="t")
+    ax = fig.axes[0]
+    low, high = ax.get_xlim()
+    assert all(low < text.xy[0] < high for text in ax.texts)
+
+
+def test_sweep_legend_sits_beside_the_data():
+    series = {f"offset {k}": [gpu_fake("c", m) for m in (1, 2, 3)] for k in range(10)}
+    fig = plotting.sweep([1, 2, 4], series, xlabel="stride", title="s")
+    legend = fig.axes[0].get_legend()
+    assert legend.get_bbox_to_anchor().x0 >= fig.axes[0].get_window_extent().x1 - 1
+
+
+def test_recorded_experiments_carry_their_sizes_and_figures_show_them(monkeypatch):
+    """Every shipped variants/sweep record has a title and a size, and its figure's title shows both."""
+    monkeypatch.delenv(results.RECORD_ENV, raising=False)
+    for path in results.RECORDED_DIR.glob("*.json"):
+        for key, data in json.loads(path.read_text())["experiments"].items():
+            if data["kind"] not in ("variants", "sweep"):
+                continue
+            assert data.get("title") and data.get("size"), f"{path.name}: {key} has no title or size"
+            if runtime.MODE == runtime.SIMULATOR:
+                draw = plotting.variants if data["kind"] == "variants" else plotting.sweep
+                args = dict(title="live", size="live size", record_as=key)
+                if data["kind"] == "variants":
+                    fig = draw([fake("x", 1.0)], **args)
+                else:
+                    fig = draw([1], {"x": [fake("x", 1.0)]}, xlabel="x", **args)
+                assert data["size"] in fig.axes[0].get_title(loc="left"), key
 
 
 def test_variants_without_bytes_shows_time_only():
