@@ -1,0 +1,10 @@
+"""Lesson 02, shared memory (notebooks/02_shared_memory.ipynb): seed 002's image kernels.
+
+- `textbook`: the kernels the slides show: negative and flips with one pixel per thread, and the
+  mosaic in four steps (one thread per tile; the tile in shared memory with one thread averaging;
+  the same without its barriers, a data race; all threads summing in a shared-memory tree);
+- `fast`: the negative and flips that reach the copy ceiling (wide words, several per thread);
+- `reference`: the NumPy versions every kernel is checked against;
+- `checks`: the input checks both share (uint8 gray or RGB images, out=, mosaic sizes);
+- `figures`: the lesson's pictures (the memory hierarchy, a mosaic's tiles).
+"""
