@@ -1,0 +1,148 @@
+"""Lesson 00's kernels: work whose cost we control, to show what a clock really measures.
+
+The kernels come first, each a few lines; their wrappers (input checks and the launch, through
+`gpgpu_lessons.launch`) follow.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, float32
+
+from .. import launch, runtime
+from ..device import fill
+
+BLOCK = 256                     # threads per block of every launch in this lesson
+COPY_DTYPES = (np.float32, np.float64, np.int32, np.uint32)
+FLOATS = (np.float32, np.float64)
+
+
+@cuda.jit
+def empty():
+    """Does nothing: all that is left to time is the launch itself."""
+
+
+@cuda.jit
+def busy(x, out, iterations):
+    """Each thread runs `iterations` dependent multiply-adds: a kernel whose duration we choose."""
+    i = cuda.grid(1)
+    if i < x.size:
+        value = x[i]
+        for _ in range(iterations):
+            value = value * 0.999 + 0.001
+        out[i] = value
+
+
+@cuda.jit
+def scale(x, factor):
+    """Multiply x by factor in place: the kernel whose first call compiles it."""
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= factor
+
+
+@cuda.jit
+def copy_once(src, dst):
+    """One copy per launch: thread i copies element i."""
+    i = cuda.grid(1)
+    if i < src.size:
+        dst[i] = src[i]
+
+
+@cuda.jit
+def copy_passes(src, dst, passes):
+    """Copy src to dst `passes` times in one launch (grid-stride loop): the launch is paid once."""
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for _ in range(passes):
+        for i in range(start, src.size, stride):
+            dst[i] = src[i]
+
+
+@cuda.jit
+def dot_partial_sums(x, y, total):
+    """Seed 004's dot product: each thread sums its own share of x*y, then adds it to total[0]."""
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    partial = float32(0)        # float32 products keep a float32 sum; float64 ones widen it
+    for i in range(start, x.size, stride):
+        partial += x[i] * y[i]
+    cuda.atomic.add(total, 0, partial)
+
+
+# ---- wrappers ------------------------------------------------------------------------------
+
+def fresh_kernel(kernel):
+    """A new, never-compiled kernel made from `kernel`'s Python code: its first call compiles."""
+    return cuda.jit(getattr(kernel, "py_func", None) or kernel.fn)
+
+
+def filling_blocks(n: int, block: int) -> int:
+    """Blocks that fill the GPU once (one in the simulator), never more than n elements need."""
+    needed = launch.grid_1d(n, block)
+    return min(needed, 1 if runtime.is_simulator() else launch.resident_blocks(block))
+
+
+@launch.op
+def launch_empty(blocks: int = 1, block=1):
+    """Launch the empty kernel: the cost of a launch and nothing else."""
+    return launch.single(empty, launch.positive_int(blocks, "blocks"), launch.block_shape(block))
+
+
+@launch.op
+def keep_busy(x, iterations: int, *, out=None, block=BLOCK):
+    """out = x after `iterations` multiply-adds per element (float32): a duration we choose."""
+    block = launch.block_shape(block)
+    iterations = launch.positive_int(iterations, "iterations", minimum=0)
+    d_x, to_host = launch.device_input(x, name="x", dtypes=np.float32, ndim=1)
+    o = launch.device_output(out, d_x.shape, d_x.dtype, inputs=(d_x,), in_place=True)
+    return launch.single(busy, launch.grid_1d(d_x.size, block[0]), block, d_x, o.device,
+                         iterations, out=o, to_host=to_host)
+
+
+@launch.op
+def copy(a, *, out=None, block=BLOCK):
+    """Copy a 1-D array with one copy per launch, one element per thread."""
+    block = launch.block_shape(block)
+    d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
+    o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
+    return launch.single(copy_once, launch.grid_1d(d_a.size, block[0]), block, d_a, o.device,
+                         out=o, to_host=to_host)
+
+
+@launch.op
+def copy_repeated(a, passes: int, *, out=None, block=BLOCK):
+    """Copy a 1-D array `passes` times in one launch, with a grid that just fills the GPU."""
+    block = launch.block_shape(block)
+    passes = launch.positive_int(passes, "passes")
+    d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
+    o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
+    return launch.single(copy_passes, filling_blocks(d_a.size, block[0]), block, d_a, o.device,
+                         passes, out=o, to_host=to_host)
+
+
+@launch.op
+def dot(x, y, *, out=None, block=BLOCK):
+    """x . y summed in the inputs' precision (float32 or float64): a number, or out[0] if given."""
+    block = launch.block_shape(block)
+    d_x, to_host = launch.device_input(x, name="x", dtypes=FLOATS, ndim=1)
+    d_y, _ = launch.device_input(y, name="y", dtypes=FLOATS, ndim=1)
+    if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
+        raise ValueError(f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
+                         f"and {d_y.shape} {d_y.dtype}")
+    o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
+    sums = launch.Step(dot_partial_sums, filling_blocks(d_x.size, block[0]), block,
+                       (d_x, d_y, o.device))
+    return launch.Launch((fill.zero_step(o.device), sums), o.device, to_host, o.host,
+                         scalar=True, out_given=o.given)
+
+
+def _vectors(dtypes) -> list[str]:
+    return [f"{np.dtype(t).name}[::1]" for t in dtypes]
+
+
+SIGNATURES = {
+    empty: ["void()"],
+    busy: ["void(float32[::1], float32[::1], int64)"],
+    scale: ["void(float32[::1], float64)"],
+    copy_once: [f"void({v}, {v})" for v in _vectors(COPY_DTYPES)],
+    copy_passes: [f"void({v}, {v}, int64)" for v in _vectors(COPY_DTYPES)],
+    dot_partial_sums: [f"void({v}, {v}, {v})" for v in _vectors(FLOATS)],
+}
