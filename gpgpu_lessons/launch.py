@@ -45,7 +45,9 @@ def block_shape(block, *, name: str = "block") -> tuple[int, ...]:
     if not 1 <= len(dims) <= 3:
         raise ValueError(f"{name} must be an int or a tuple of 1 to 3 ints, got {block!r}")
     dims = tuple(positive_int(d, f"each dimension of {name}") for d in dims)
-    count = int(np.prod(dims))
+    count = 1
+    for d in dims:
+        count *= d
     if count > MAX_THREADS_PER_BLOCK:
         raise ValueError(f"a block of {block} has {count} threads; CUDA allows at most "
                          f"{MAX_THREADS_PER_BLOCK} per block: use fewer threads per block")
@@ -168,7 +170,7 @@ def device_input(a, *, name: str, dtypes, ndim: int | tuple[int, ...] | None = N
 
 def _extent(a) -> tuple[int, int]:
     """(first byte, one past the last byte) of the device memory an array spans."""
-    pointer = a.__cuda_array_interface__["data"][0]
+    pointer = a.device_ctypes_pointer.value or 0
     return pointer, pointer + max(a.nbytes, 1)
 
 
@@ -207,6 +209,8 @@ def device_output(out, shape, dtype, *, inputs=(), name: str = "out",
     on_device = is_device_array(out)
     if not on_device and not isinstance(out, np.ndarray):
         raise TypeError(f"{name} must be a NumPy array or a device array, got {type(out).__name__}")
+    if on_device and not runtime.is_simulator() and not hasattr(out, "is_c_contiguous"):
+        out = cuda.as_cuda_array(out)        # CuPy and other arrays with __cuda_array_interface__
     if tuple(out.shape) != shape or out.dtype != dtype:
         raise ValueError(f"{name} must have shape {shape} and dtype {dtype}, got "
                          f"{tuple(out.shape)} {out.dtype}; allocate it with "
