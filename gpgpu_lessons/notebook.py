@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import textwrap
 
 import numpy as np
 from IPython.display import Code, Markdown, display
@@ -13,7 +14,7 @@ def source(*functions) -> str:
     for function in functions:
         original = getattr(function, "py_func", None) or getattr(function, "fn", None) or function
         try:
-            texts.append(inspect.getsource(original))
+            texts.append(textwrap.dedent(inspect.getsource(original)))
         except TypeError:
             raise TypeError(f"source() takes functions or @cuda.jit kernels, got {type(function).__name__}") from None
     return "\n\n".join(texts)
