@@ -156,6 +156,9 @@ def _read_device_info() -> DeviceInfo:
     """Read the device attributes through Numba."""
     if MODE == SIMULATOR:
         return DeviceInfo(name="Numba CUDA simulator (no GPU)", simulator=True)
+    if MODE == COMPILE_ONLY:
+        return DeviceInfo(name="no GPU (compile-only mode)", simulator=False,
+                          compute_capability=_compile_only_target)
     from numba import cuda
 
     device = cuda.get_current_device()
@@ -171,6 +174,31 @@ def _read_device_info() -> DeviceInfo:
         memory_clock_khz=device.MEMORY_CLOCK_RATE,
         bus_width_bits=device.GLOBAL_MEMORY_BUS_WIDTH,
     )
+
+
+_compile_only_target: tuple[int, int] | None = None
+
+
+def compile_for(compute_capability: tuple[int, int]) -> None:
+    """Compile-only mode: compile device functions for this compute capability, e.g. (9, 0).
+
+    Numba asks the current device for its compute capability whenever it compiles a device
+    function; without a GPU there is none, so this answers in its place (kernels take theirs
+    from the cc argument of compile_ptx). Call it before the first compilation.
+    """
+    global _compile_only_target, _device_info
+    if MODE != COMPILE_ONLY:
+        raise RuntimeError(f"compile_for needs compile-only mode ({COMPILE_ONLY_VARIABLE}=1); "
+                           f"this process runs in {MODE} mode")
+    from types import SimpleNamespace
+
+    from numba.cuda import compiler, dispatcher
+
+    _compile_only_target = (int(compute_capability[0]), int(compute_capability[1]))
+    _device_info = None
+    stand_in = SimpleNamespace(compute_capability=_compile_only_target,
+                               name="no GPU (compile-only mode)")
+    dispatcher.get_current_device = compiler.get_current_device = lambda: stand_in
 
 
 def pick(*, gpu, simulator):

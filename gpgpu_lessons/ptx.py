@@ -1,0 +1,442 @@
+"""Every kernel of the package compiled to PTX for the GPUs students have, on a machine without one.
+
+A module that defines kernels ends with its registry of launch signatures:
+
+    SIGNATURES = {transpose_padded: ["void(float32[:, ::1], float32[:, ::1])"], ...}
+
+``python -m gpgpu_lessons.ptx`` imports every such module in compile-only mode (Numba's real
+CUDA target without a driver, see runtime.compile_for), compiles each (kernel, signature) with
+NVVM for every architecture of ARCHITECTURES, assembles the PTX with ptxas (registers, spills,
+shared memory), and prints one line per configuration. A failed compilation, a module-level
+kernel missing from its module's SIGNATURES, or more static shared memory than a block may
+declare names the kernel and makes the exit status 1. tests/test_ptx.py runs it through run().
+
+The small functions on PTX text below (wide_accesses, const_arrays, local_bytes,
+static_shared_bytes) are the checks of what the lessons claim: 16-byte loads and stores, a
+.const table or none, everything in registers.
+
+NVVM and ptxas come with the CUDA compiler wheels: pip install -e ".[cu12]".
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import runtime
+from .launch import STATIC_SHARED_MEMORY_BYTES
+
+ARCHITECTURES = {"sm_75": (7, 5), "sm_86": (8, 6), "sm_89": (8, 9), "sm_90": (9, 0)}
+"""The GPUs students have: T4 (free notebook services), RTX 30, RTX 40 and L4, H100 and H200."""
+
+PACKAGE = "gpgpu_lessons"
+
+
+# ---- what a PTX holds ------------------------------------------------------------------------
+
+_MEMORY_INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?((?:ld|st)\.[\w.]+)", re.M)
+_DECLARATION = re.compile(
+    r"^\s*(?:\.(?:visible|extern|weak)\s+)*\.(const|shared|local)\s+(?:\.align\s+\d+\s+)?"
+    r"\.([bfsu]\d+)\s+([\w$]+)((?:\[\d*\])*)", re.M)
+
+
+def memory_instructions(ptx: str) -> Counter:
+    """How often each load and store instruction occurs: {'ld.global.v4.f32': 2, ...}."""
+    return Counter(_MEMORY_INSTRUCTION.findall(ptx))
+
+
+def access_bytes(instruction: str) -> int:
+    """Bytes one thread moves with one load or store: 'ld.global.nc.v4.u32' -> 16."""
+    parts = instruction.split(".")
+    lanes = next((int(p[1:]) for p in parts if re.fullmatch(r"v\d", p)), 1)
+    bits = next((int(p[1:]) for p in reversed(parts) if re.fullmatch(r"[bfsu]\d+", p)), 0)
+    return lanes * bits // 8
+
+
+def wide_accesses(ptx: str, nbytes: int = 16) -> set[str]:
+    """The global loads and stores that move nbytes per thread in one instruction."""
+    return {op for op in memory_instructions(ptx) if ".global" in op and access_bytes(op) == nbytes}
+
+
+def declarations(ptx: str, space: str) -> list[tuple[str, int]]:
+    """(name, bytes) of every array declared in a state space: 'const', 'shared' or 'local'.
+
+    An array of unknown size (dynamic shared memory, `[]`) counts 0 bytes.
+    """
+    found = []
+    for declared_space, kind, name, dims in _DECLARATION.findall(ptx):
+        if declared_space == space:
+            sizes = [int(d) if d else 0 for d in re.findall(r"\[(\d*)\]", dims)] or [1]
+            count = 1
+            for size in sizes:
+                count *= size
+            found.append((name, count * int(kind[1:]) // 8))
+    return found
+
+
+def const_arrays(ptx: str) -> list[tuple[str, int]]:
+    """The __constant__ arrays (.const declarations) of a PTX: [(name, bytes), ...]."""
+    return declarations(ptx, "const")
+
+
+def local_bytes(ptx: str) -> int:
+    """Bytes of local memory (a .local depot) a PTX declares: 0 when everything is in registers."""
+    return sum(size for _, size in declarations(ptx, "local"))
+
+
+def static_shared_bytes(ptx: str) -> int:
+    """Bytes of static shared memory a PTX declares (one kernel per PTX: per block)."""
+    return sum(size for _, size in declarations(ptx, "shared"))
+
+
+def summary(ptx: str) -> dict:
+    """The facts the checks read from one PTX (JSON-ready)."""
+    return {
+        "instructions": dict(memory_instructions(ptx)),
+        "const_arrays": const_arrays(ptx),
+        "local_bytes": local_bytes(ptx),
+        "shared_bytes": static_shared_bytes(ptx),
+    }
+
+
+# ---- ptxas: the assembler the driver would run -----------------------------------------------
+
+class CompileError(RuntimeError):
+    """NVVM or ptxas rejected a kernel."""
+
+
+def find_ptxas() -> str | None:
+    """The ptxas of the CUDA compiler wheels (or of a CUDA toolkit on PATH); None without one."""
+    try:
+        from cuda.pathfinder import find_nvidia_binary_utility
+
+        found = find_nvidia_binary_utility("ptxas")
+    except Exception:   # no cuda-pathfinder, or a version without binary lookup
+        found = None
+    return found or shutil.which("ptxas")
+
+
+_PTXAS_NUMBERS = {
+    "registers": re.compile(r"Used (\d+) registers"),
+    "stack_bytes": re.compile(r"(\d+) bytes stack frame"),
+    "spill_store_bytes": re.compile(r"(\d+) bytes spill stores"),
+    "spill_load_bytes": re.compile(r"(\d+) bytes spill loads"),
+    "shared_bytes": re.compile(r"(\d+) bytes smem"),
+}
+
+
+def assemble(ptx: str, arch: str, ptxas: str, folder: str) -> dict:
+    """ptxas -v on one PTX: registers, stack frame, spill bytes and shared memory per kernel."""
+    path = os.path.join(folder, f"kernel_{arch}.ptx")
+    Path(path).write_text(ptx)
+    done = subprocess.run([ptxas, f"-arch={arch}", "-v", path, "-o", os.devnull],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if "error" in line] or [done.stderr]
+        raise CompileError("ptxas: " + " ".join(line.strip() for line in errors))
+    return {key: max((int(n) for n in pattern.findall(done.stderr)), default=0)
+            for key, pattern in _PTXAS_NUMBERS.items()}
+
+
+# ---- the registry ----------------------------------------------------------------------------
+
+@dataclass
+class Entry:
+    """One registered kernel and the signatures it is launched with."""
+
+    module: str
+    name: str
+    kernel: object
+    signatures: list
+
+
+def python_function(kernel):
+    """The Python function of a kernel (real target or simulator)."""
+    return getattr(kernel, "py_func", None) or kernel.fn
+
+
+def is_kernel(obj) -> bool:
+    """True for a CUDA kernel's dispatcher (not a device function), real target or simulator."""
+    if runtime.is_simulator():
+        from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+        return isinstance(obj, FakeCUDAKernel) and not obj._device
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    return isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device", False)
+
+
+def kernel_modules(package: str = PACKAGE) -> list[str]:
+    """The modules of a package that may hold kernels: their source mentions cuda.jit or SIGNATURES."""
+    root = importlib.import_module(package)
+    names = [package]
+    if hasattr(root, "__path__"):
+        names += [m.name for m in pkgutil.walk_packages(root.__path__, package + ".")]
+    found = []
+    for name in names:
+        if name.rsplit(".", 1)[-1] == "__main__":
+            continue
+        origin = importlib.util.find_spec(name).origin
+        if origin and origin.endswith(".py"):
+            source = Path(origin).read_text(encoding="utf-8")
+            if "jit" in source or "SIGNATURES" in source:
+                found.append(name)
+    return found
+
+
+def registry(packages=(PACKAGE,)) -> tuple[list[Entry], list[str]]:
+    """(entries, problems): every registered kernel, and each problem of the registry in a line.
+
+    Problems: a module that does not import, a module-level kernel missing from its module's
+    SIGNATURES, an entry that is not a kernel or has no signature, two kernels with one name.
+    """
+    entries: list[Entry] = []
+    problems: list[str] = []
+    for package in packages:
+        try:
+            names = kernel_modules(package)
+        except Exception as error:
+            problems.append(f"{package}: does not import in {runtime.MODE} mode: "
+                            f"{type(error).__name__}: {error}")
+            continue
+        for name in names:
+            try:
+                module = importlib.import_module(name)
+            except Exception as error:
+                problems.append(f"{name}: does not import in {runtime.MODE} mode: "
+                                f"{type(error).__name__}: {error}")
+                continue
+            table = getattr(module, "SIGNATURES", {})
+            if not isinstance(table, dict):
+                problems.append(f"{name}.SIGNATURES: a dict {{kernel: [signature, ...]}}, "
+                                f"not {type(table).__name__}")
+                continue
+            registered = {id(kernel) for kernel in table}
+            for attribute, value in vars(module).items():
+                if is_kernel(value) and python_function(value).__module__ == name \
+                        and id(value) not in registered:
+                    problems.append(f"{name}.{attribute}: a CUDA kernel missing from "
+                                    f"{name}.SIGNATURES (list the signatures it is launched with)")
+            for kernel, signatures in table.items():
+                label = f"{name}.SIGNATURES[{getattr(kernel, '__name__', kernel)!r}]"
+                if not is_kernel(kernel):
+                    problems.append(f"{label}: not a CUDA kernel (device functions need no entry)")
+                elif isinstance(signatures, str) or not signatures:
+                    problems.append(f"{label}: give a list of signature strings")
+                else:
+                    kernel_name = python_function(kernel).__name__
+                    entries.append(Entry(name, kernel_name, kernel, list(signatures)))
+    names = Counter((e.module, e.name) for e in {id(e.kernel): e for e in entries}.values())
+    problems += [f"{module}.{kernel}: {count} different kernels share this name (profilers show "
+                 "one name for all; set __name__ in the factory)"
+                 for (module, kernel), count in names.items() if count > 1]
+    return entries, problems
+
+
+# ---- compiling -------------------------------------------------------------------------------
+
+def compile_to_ptx(kernel, signature, archs) -> dict[str, str]:
+    """{arch: PTX} of one kernel for one signature, with the kernel's own jit options.
+
+    Numba types and lowers the kernel once, for the oldest architecture of archs (its lowering
+    depends on the compute capability only below 6.0), and NVVM runs once per architecture.
+    """
+    from numba.cuda import compiler
+
+    options = kernel.targetoptions
+    ccs = {arch: ARCHITECTURES[arch] for arch in archs}
+    library, _ = compiler._compile_pyfunc_with_fixup(
+        python_function(kernel), signature, device=False, abi="numba", abi_info=None,
+        cc=min(ccs.values()), debug=options.get("debug"), lineinfo=options.get("lineinfo", False),
+        fastmath=options.get("fastmath", False), opt=options.get("opt"), forceinline=False,
+        launch_bounds=options.get("launch_bounds"), lto=False)
+    return {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
+
+
+def _first_lines(error: Exception, count: int = 12) -> str:
+    """An exception as 'Type: message', cut to its first lines."""
+    lines = [line.rstrip() for line in str(error).strip().splitlines() if line.strip()]
+    text = "\n".join(lines[:count]) + ("\n..." if len(lines) > count else "")
+    return f"{type(error).__name__}: {text}"
+
+
+def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptx_dir: str | None = None):
+    """Compile every (kernel, signature) for every architecture; one result dict per configuration."""
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        for entry in entries:
+            for signature in entry.signatures:
+                start = time.perf_counter()
+                result = {"module": entry.module, "kernel": entry.name,
+                          "signature": str(signature), "error": None, "ptx": {}}
+                try:
+                    ptxes = compile_to_ptx(entry.kernel, signature, archs)
+                except Exception as error:
+                    result["error"] = _first_lines(error)
+                    ptxes = {}
+                for arch, ptx in ptxes.items():
+                    facts = summary(ptx)
+                    if facts["shared_bytes"] > STATIC_SHARED_MEMORY_BYTES:
+                        facts["error"] = (f"{facts['shared_bytes']} bytes of static shared memory, "
+                                          f"more than the {STATIC_SHARED_MEMORY_BYTES} (48 KiB) "
+                                          "a block may declare")
+                    elif ptxas:
+                        try:
+                            facts["ptxas"] = assemble(ptx, arch, ptxas, folder)
+                        except CompileError as error:
+                            facts["error"] = str(error)
+                    if ptx_dir:
+                        _write_ptx(ptx_dir, result, arch, ptx)
+                    result["ptx"][arch] = facts
+                if result["error"] is None:
+                    result["error"] = _per_architecture(result["ptx"])
+                result["seconds"] = round(time.perf_counter() - start, 3)
+                results.append(result)
+    return results
+
+
+def _per_architecture(facts: dict) -> str | None:
+    """The errors of the architectures, each message once: 'sm_75 sm_86: ...; sm_90: ...'."""
+    archs_of: dict[str, list[str]] = {}
+    for arch, found in facts.items():
+        if found.get("error"):
+            archs_of.setdefault(found["error"], []).append(arch)
+    return "; ".join(f"{' '.join(archs)}: {error}" for error, archs in archs_of.items()) or None
+
+
+def _write_ptx(folder: str, result: dict, arch: str, ptx: str) -> None:
+    """Keep one PTX as FOLDER/module.kernel/signature.arch.ptx for a reader."""
+    signature = re.sub(r"[^\w]+", "_", result["signature"]).strip("_")
+    path = Path(folder) / f"{result['module']}.{result['kernel']}" / f"{signature}.{arch}.ptx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ptx)
+
+
+def versions() -> dict:
+    """The versions the PTX was compiled with."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": sys.version.split()[0]}
+    for name in ("numpy", "numba", "numba-cuda", "llvmlite", "cuda-bindings"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def compile_registry(packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, use_ptxas=True,
+                     ptx_dir=None) -> dict:
+    """The whole loop, in this (compile-only) process: the report run() returns."""
+    start = time.perf_counter()
+    runtime.compile_for(min(ARCHITECTURES[arch] for arch in archs))
+    entries, problems = registry(packages)
+    ptxas = find_ptxas() if use_ptxas else None
+    results = compile_entries(entries, archs, ptxas, ptx_dir)
+    return {
+        "packages": list(packages), "archs": list(archs), "versions": versions(),
+        "ptxas": ptxas, "kernels": len({id(e.kernel) for e in entries}),
+        "configurations": len(results), "problems": problems, "results": results,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def failures(report: dict) -> list[str]:
+    """Every problem of a report in one line each (each names its kernel or module); [] when none."""
+    found = list(report.get("problems", []))
+    found += [f"{r['module']}.{r['kernel']} {r['signature']}: {r['error']}"
+              for r in report.get("results", []) if r["error"]]
+    return found
+
+
+def describe(report: dict, verbose: bool = False) -> str:
+    """The report as text: failures (and with verbose every configuration), then one summary line."""
+    lines = []
+    for r in report["results"]:
+        if r["error"] or verbose:
+            facts = [f for f in r["ptx"].values() if "ptxas" in f]
+            regs = sorted({f["ptxas"]["registers"] for f in facts})
+            detail = (f"registers {regs[0]}-{regs[-1]}, shared {r['ptx'][report['archs'][0]]['shared_bytes']} B"
+                      if regs else "")
+            state = "FAIL" if r["error"] else "ok  "
+            lines.append(f"{state} {r['module']}.{r['kernel']} {r['signature']}  "
+                         f"{r['seconds']:.2f} s  {detail}".rstrip())
+            if r["error"]:
+                lines += [f"     {line}" for line in r["error"].splitlines()]
+    lines += [f"PROBLEM {p}" for p in report["problems"]]
+    v = report["versions"]
+    failed = sum(1 for r in report["results"] if r["error"])
+    lines.append(
+        f"PTX: {report['kernels']} kernels, {report['configurations']} configurations x "
+        f"{len(report['archs'])} architectures ({' '.join(report['archs'])}) in "
+        f"{report['seconds']:.1f} s; {failed} failed, {len(report['problems'])} registry problems "
+        f"(numba {v['numba']}, numba-cuda {v['numba-cuda']}, numpy {v['numpy']}"
+        f"{'' if report['ptxas'] else '; no ptxas: PTX not assembled'})")
+    return "\n".join(lines)
+
+
+# ---- running it from anywhere ----------------------------------------------------------------
+
+def run(packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, command=None, pythonpath=(),
+        timeout: float = 600, extra_args=()) -> dict:
+    """Run the loop in a compile-only subprocess and return its report (with 'output', 'returncode').
+
+    command: how to start `python -m gpgpu_lessons.ptx` (another environment's python, say);
+    pythonpath: folders to put before the package (where test-only packages live).
+    """
+    command = list(command or [sys.executable, "-m", "gpgpu_lessons.ptx"])
+    env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), env.get("PYTHONPATH", "")]).strip(os.pathsep)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "report.json"
+        done = subprocess.run([*command, "--json", str(path), "--arch", ",".join(archs),
+                               *extra_args, *packages],
+                              capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        report = json.loads(path.read_text()) if path.exists() else {
+            "problems": [f"the compile loop stopped before its report (exit status "
+                         f"{done.returncode}): {done.stderr.strip()[-2000:]}"], "results": []}
+    report["output"] = done.stdout + done.stderr
+    report["returncode"] = done.returncode
+    return report
+
+
+def main(argv=None) -> int:
+    """python -m gpgpu_lessons.ptx [PACKAGE ...] [--arch sm_75,sm_90] [--json FILE] [--ptx-dir DIR]."""
+    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.ptx", description=__doc__.split("\n")[0])
+    parser.add_argument("packages", nargs="*", default=[PACKAGE], help="packages to scan (default: %(default)s)")
+    parser.add_argument("--arch", default=",".join(ARCHITECTURES), help="architectures (default: %(default)s)")
+    parser.add_argument("--json", help="write the whole report to this file")
+    parser.add_argument("--ptx-dir", help="keep every PTX in this folder")
+    parser.add_argument("--no-ptxas", action="store_true", help="compile to PTX only")
+    parser.add_argument("-v", "--verbose", action="store_true", help="a line for every configuration")
+    args = parser.parse_args(argv)
+    archs = [a.strip() for a in args.arch.split(",") if a.strip()]
+    unknown = [a for a in archs if a not in ARCHITECTURES]
+    if unknown:
+        parser.error(f"unknown architecture(s) {unknown}; known: {', '.join(ARCHITECTURES)}")
+    if runtime.MODE != runtime.COMPILE_ONLY:   # numba is imported already: start afresh
+        env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
+        argv = sys.argv[1:] if argv is None else list(argv)
+        return subprocess.call([sys.executable, "-m", "gpgpu_lessons.ptx", *argv], env=env)
+    report = compile_registry(args.packages, archs, use_ptxas=not args.no_ptxas,
+                              ptx_dir=args.ptx_dir)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    print(describe(report, verbose=args.verbose))
+    return 1 if failures(report) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Kernels the compile loop must reject, each failure naming its kernel."""

@@ -1,0 +1,1 @@
+"""Kernels registered as a lesson registers them, each with a known PTX property."""
