@@ -13,7 +13,7 @@ MAX_TILE = 32       # a mosaic tile is one block of one thread per pixel: at mos
 
 
 def image_input(image, name: str = "image"):
-    """Check an image; return (device array seen as (height, width, channels), came_from_host, shape)."""
+    """Check an image; return (device array as (height, width, channels), came_from_host, shape)."""
     d_image, to_host = launch.device_input(image, name=name, dtypes=np.uint8)
     shape = tuple(d_image.shape)
     if not (len(shape) == 2 or (len(shape) == 3 and shape[2] == CHANNELS)):
@@ -31,7 +31,7 @@ def address(d_array) -> int:
 
 
 def image_output(out, d_image, shape, *, works_in_place: bool = False):
-    """Check out= for an image of `shape`; return (launch.Output, its (height, width, channels) view).
+    """Check out= for an image of `shape`; return (launch.Output, its (h, w, channels) view).
 
     `works_in_place`: the kernel is correct when out IS the image (the same device memory);
     an out= that overlaps the image any other way is always refused.
@@ -44,9 +44,9 @@ def image_output(out, d_image, shape, *, works_in_place: bool = False):
 
 
 def mosaic_size(size) -> int:
-    """Check a mosaic tile size: an integer from 1 to 32 (one block of size x size threads per tile)."""
+    """Check a mosaic tile size: 1 to 32 (one block of size x size threads per tile)."""
     size = launch.positive_int(size, "mosaic size")
     if size > MAX_TILE:
-        raise ValueError(f"mosaic size {size} needs a block of {size} x {size} = {size * size} threads, "
-                         f"more than the 1024 CUDA allows: use at most {MAX_TILE}")
+        raise ValueError(f"mosaic size {size} needs a block of {size} x {size} = {size * size} "
+                         f"threads, more than the 1024 CUDA allows: use at most {MAX_TILE}")
     return size

@@ -1,4 +1,4 @@
-"""Lesson 02's fast kernels: the negative and the flips at the copy ceiling ("Reaching the ceiling").
+"""Lesson 02's fast kernels: the negative and flips at the copy ceiling ("Reaching the ceiling").
 
 A warp of one-pixel threads asks for 32 bytes per load instruction, and each thread has one
 small load in flight: far from what the memory system can deliver. The tricks, one per slide:
@@ -72,7 +72,7 @@ def _named(function, name: str):
     return cuda.jit(function)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def flip_vertical_kernel(word_bytes: int, per_thread: int):
     """The vertical flip on `word_bytes`-byte words, `per_thread` words per thread (built once)."""
     word = WORD_TYPES[word_bytes]  # uint32, uint64 or complex128: 16 bytes in one access
@@ -95,7 +95,7 @@ def flip_vertical_kernel(word_bytes: int, per_thread: int):
     return _named(flip_vertical_words, f"flip_vertical_words_{word_bytes}B_x{per_thread}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
     """The horizontal flip of 1- or 3-channel pixels on 4- or 8-byte words (built once)."""
     if word_bytes not in (4, 8):
@@ -124,12 +124,14 @@ def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
                         for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
                             j = word_bytes * w + b  # output byte j: pixel j // channels
                             s = (word_bytes - 1 - j // channels) * channels + j % channels
-                            byte = held[k * channels + s // word_bytes] >> word(8 * (s % word_bytes))
+                            shift = word(8 * (s % word_bytes))
+                            byte = held[k * channels + s // word_bytes] >> shift
                             out |= (byte & word(0xFF)) << word(8 * b)
                         dst[row + g * channels + w] = out
 
     kind = "gray" if channels == 1 else "rgb"
-    return _named(flip_horizontal_words, f"flip_horizontal_words_{kind}_{word_bytes}B_x{per_thread}")
+    name = f"flip_horizontal_words_{kind}_{word_bytes}B_x{per_thread}"
+    return _named(flip_horizontal_words, name)
 
 
 # ---- wrappers --------------------------------------------------------------------------------
@@ -153,10 +155,11 @@ def negative_fast(image, *, out=None):
     whole = 4 * (n // 4)
     src_words, dst_words = src_bytes[:whole].view(np.uint32), dst_bytes[:whole].view(np.uint32)
     # whole warps, fewer than WORD_THREADS when the image has few words
-    threads = min(WORD_THREADS, 32 * launch.blocks_for(max(1, launch.blocks_for(n // 4, WORDS_PER_THREAD)), 32))
+    per_words = max(1, launch.blocks_for(n // 4, WORDS_PER_THREAD))
+    threads = min(WORD_THREADS, 32 * launch.blocks_for(per_words, 32))
     blocks = launch.grid_1d(n // 4, threads * WORDS_PER_THREAD)
-    return launch.single(negative_words, blocks, threads, src_words, dst_words, src_bytes, dst_bytes,
-                         out=output, to_host=to_host)
+    return launch.single(negative_words, blocks, threads, src_words, dst_words, src_bytes,
+                         dst_bytes, out=output, to_host=to_host)
 
 
 def flip_word_bytes(d_image, shape, horizontal: bool, widest: int) -> int:
@@ -190,7 +193,8 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     if word_bytes not in ((4, 8) if horizontal else (4, 8, 16)):
         raise ValueError(f"word_bytes must be 4 or 8{'' if horizontal else ' or 16'} for a "
                          f"{'horizontal' if horizontal else 'vertical'} flip, got {word_bytes!r}")
-    per_thread = FLIP_PER_THREAD if per_thread is None else launch.positive_int(per_thread, "per_thread")
+    per_thread = FLIP_PER_THREAD if per_thread is None else launch.positive_int(per_thread,
+                                                                                "per_thread")
     dims = launch.block_shape(FLIP_BLOCK if block is None else block)
     if len(dims) == 3:
         raise ValueError(f"block is (threads along a row, rows) for a flip, got {block!r}")
@@ -200,7 +204,8 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     if word_bytes == 0:
         kernel = (textbook.flip_horizontal_one_pixel_per_thread if horizontal
                   else textbook.flip_vertical_one_pixel_per_thread)
-        inner = textbook.pixel_launch(kernel, d_src.reshape(shape), output.device, mirror_rows=not horizontal)
+        inner = textbook.pixel_launch(kernel, d_src.reshape(shape), output.device,
+                                      mirror_rows=not horizontal)
         return _as_given(inner, output, to_host)
     kernel = (flip_horizontal_kernel(channels, word_bytes, per_thread) if horizontal
               else flip_vertical_kernel(word_bytes, per_thread))
@@ -208,13 +213,14 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     src, dst = d_src.reshape(d_src.size).view(dtype), d_dst.reshape(d_dst.size).view(dtype)
     height = shape[0]
     words = src.size // height
-    units = words // channels if horizontal else words  # what step k of a thread moves: group or word
+    units = words // channels if horizontal else words  # what a thread moves per step
     threads = min(threads, 32 * launch.blocks_for(launch.blocks_for(units, per_thread), 32))
     rows = min(rows, height)
     runs = launch.blocks_for(units, threads * per_thread)  # runs of a row: grid y, in chunks
-    steps = [launch.Step(kernel, (launch.blocks_for(height, rows), min(launch.MAX_GRID_YZ, runs - first)),
-                         (threads, rows), (src, dst, height, words, first))
-             for first in range(0, runs, launch.MAX_GRID_YZ)]
+    bands = launch.blocks_for(height, rows)                 # bands of rows: grid x
+    steps = [launch.Step(kernel, (bands, min(launch.MAX_GRID_YZ, runs - run)), (threads, rows),
+                         (src, dst, height, words, run))
+             for run in range(0, runs, launch.MAX_GRID_YZ)]
     return launch.Launch(tuple(steps), out=output.device, to_host=to_host, host_out=output.host,
                          out_given=output.given)
 
@@ -235,7 +241,7 @@ def flip_vertical_fast(image, *, out=None):
 
 @functools.lru_cache(maxsize=1)
 def _tuning_image(image: str):
-    """The image the flips were tuned on: random 16384 x 16384 gray or 9472 x 9472 RGB, on the device."""
+    """The image the flips were tuned on: random 16384 x 16384 gray or 9472 x 9472 RGB."""
     shape = (16384, 16384) if image == "gray" else (9472, 9472, 3)
     return cuda.to_device(np.random.default_rng(2).integers(0, 256, size=shape, dtype=np.uint8))
 
@@ -255,21 +261,24 @@ TUNING = {
     "space": {"image": ["gray", "rgb"], "direction": ["vertical", "horizontal"],
               "word_bytes": [4, 8, 16], "per_thread": [1, 2, 4, 8],
               "block": [(128, 1), (256, 1), (512, 1), (128, 2), (64, 4)]},
-    "chosen": {"word_bytes": {"vertical": VERTICAL_WORD_BYTES, "horizontal gray": HORIZONTAL_WORD_BYTES[1],
+    "chosen": {"word_bytes": {"vertical": VERTICAL_WORD_BYTES,
+                              "horizontal gray": HORIZONTAL_WORD_BYTES[1],
                               "horizontal rgb": HORIZONTAL_WORD_BYTES[3]},
                "per_thread": FLIP_PER_THREAD, "block": FLIP_BLOCK},
     "case": tuning_case,
 }
 
 
-def _words(word_bytes: int) -> str:
-    return {4: "uint32", 8: "uint64", 16: "complex128"}[word_bytes] + "[::1]"
+def _flip_signature(word_bytes: int) -> str:
+    words = {4: "uint32", 8: "uint64", 16: "complex128"}[word_bytes] + "[::1]"
+    return f"void({words}, {words}, int64, int64, int64)"
 
 
+# every flip instance the wrappers launch: the tuned words per thread, each word size a row allows
 SIGNATURES = {
     negative_words: ["void(uint32[::1], uint32[::1], uint8[::1], uint8[::1])"],
-    **{flip_vertical_kernel(b, FLIP_PER_THREAD): [f"void({_words(b)}, {_words(b)}, int64, int64, int64)"]
-       for b in (4, 8, 16)},
-    **{flip_horizontal_kernel(c, b, FLIP_PER_THREAD): [f"void({_words(b)}, {_words(b)}, int64, int64, int64)"]
+    **{flip_vertical_kernel(b, FLIP_PER_THREAD): [_flip_signature(b)]
+       for b in (4, 8, 16) if b <= VERTICAL_WORD_BYTES},
+    **{flip_horizontal_kernel(c, b, FLIP_PER_THREAD): [_flip_signature(b)]
        for c, widest in HORIZONTAL_WORD_BYTES.items() for b in (4, 8) if b <= widest},
 }

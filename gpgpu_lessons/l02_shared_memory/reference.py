@@ -22,7 +22,7 @@ def flip_vertical(image: np.ndarray) -> np.ndarray:
 
 
 def mosaic(image: np.ndarray, size: int) -> np.ndarray:
-    """Each size x size tile painted with its mean, (sum + count // 2) // count over its real pixels.
+    """Each size x size tile painted with its mean: (sum + count // 2) // count of its pixels.
 
     Edge tiles (where size does not divide the image) average only the pixels they hold.
     """
