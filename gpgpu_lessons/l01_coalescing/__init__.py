@@ -1,0 +1,9 @@
+"""Lesson 01, memory coalescing (notebooks/01_coalescing.ipynb).
+
+- `textbook`: the copies a warp's addresses make cheap or costly (one element per thread, a
+  stride between neighbouring threads, a misaligned start) and seed 004's dot products
+  (1 thread, 32, many blocks, each thread its own chunk), with their wrappers;
+- `fast`: reaching the ceiling: wide elements, several loads in flight, the grid, and the
+  dot product with a block tree and one atomic per block; `TUNING` for the tuning tool;
+- `figures`: which 32-byte sectors one warp's request touches.
+"""

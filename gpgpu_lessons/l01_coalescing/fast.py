@@ -1,0 +1,224 @@
+"""Lesson 01, reaching the ceiling: a copy as fast as the GPU's own, and the fastest dot product.
+
+One trick per kernel:
+
+1. `copy_vectors`: each thread moves one WIDE element (4, 8 or 16 bytes, a view of the same
+   bytes) with one load and one store instruction (`device.vector`: Numba alone splits a
+   16-byte complex128 into two 8-byte accesses);
+2. `copy_unrolled`: UNROLL wide elements per thread, all loads issued before the first store,
+   so more bytes are in flight;
+3. `copy_grid_stride`: a grid that fills the GPU WAVES times, each thread looping over the array;
+4. `dot_block_tree`: coalesced grid-stride partial sums with DOT_UNROLL loads in flight, a
+   shared-memory tree per block and one atomic per block.
+
+`copy` copies any element count: the wide kernel moves the bulk, the textbook copy the few
+elements left at the end (fewer than one wide element).
+
+The constants were chosen on an NVIDIA H200 (2026-11-22 run, gpgpu_lessons/recorded/nvidia-h200.json,
+experiments 01_coalescing/copy_variants and dot_variants; 2 x 1 GiB float32):
+16-byte elements, one per thread, exact grid: 4258 GB/s = 1.00x CuPy's copy (8 B: 3887, 4 B: 2709;
+2 x 8 B and 4 x 4 B per thread 4258 and 4246; 4 x 16 B 4054; grid-stride 16 B 3967); the dot with
+256 threads, 4 loads in flight and 4 waves: 3464 GB/s = 2.46x cupy.dot. Re-tune on a GPU with
+`python -m gpgpu_lessons.tune copy` (TUNING) and the space of TUNING_DOT.
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+from numba import cuda, float32
+
+from .. import launch, runtime
+from ..device import fill
+from ..device.vector import load_vector, store_vector
+from . import textbook
+
+BLOCK = 256                     # threads per copy block (chosen: TUNING)
+ELEMENT_BYTES = 16              # bytes per wide element of the default copy (chosen: TUNING)
+UNROLL = 4                      # wide elements per thread of copy_unrolled
+WAVES = 4                       # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once
+DOT_BLOCK = 256                 # threads per block of the dot (chosen: TUNING_DOT)
+DOT_UNROLL = 4                  # element pairs each thread loads before it adds (chosen: TUNING_DOT)
+DOT_WAVES = 4                   # the dot's grid, in rounds of resident blocks (chosen: TUNING_DOT)
+WIDE = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
+VARIANTS = ("vectors", "unrolled", "grid_stride")
+
+
+@cuda.jit
+def copy_vectors(src, dst):
+    """One wide element per thread, moved by ONE load and ONE store instruction."""
+    i = cuda.grid(1)
+    if i < src.size:
+        store_vector(dst, i, load_vector(src, i, 1))
+
+
+@cuda.jit
+def copy_unrolled(src, dst):
+    """UNROLL wide elements per thread, a block apart: every load is issued before the first store."""
+    held = cuda.local.array(UNROLL, src.dtype)
+    width = cuda.blockDim.x
+    start = cuda.blockIdx.x * width * UNROLL + cuda.threadIdx.x
+    if start + (UNROLL - 1) * width < src.size:        # a whole step: no bounds checks
+        for k in range(UNROLL):
+            held[k] = load_vector(src, start + k * width, 1)[0]
+        for k in range(UNROLL):
+            store_vector(dst, start + k * width, (held[k],))
+    else:                                               # the grid's last, partial step
+        for k in range(UNROLL):
+            if start + k * width < src.size:
+                store_vector(dst, start + k * width, load_vector(src, start + k * width, 1))
+
+
+@cuda.jit
+def copy_grid_stride(src, dst):
+    """A grid of a few waves of blocks; each thread copies every gridsize-th wide element."""
+    i = cuda.grid(1)
+    while i < src.size:
+        store_vector(dst, i, load_vector(src, i, 1))
+        i += cuda.gridsize(1)
+
+
+@cuda.jit
+def dot_block_tree(x, y, total):
+    """Grid-stride partial sums, DOT_UNROLL loads in flight; a tree per block; one atomic per block."""
+    partial = cuda.shared.array(DOT_BLOCK, x.dtype)
+    tid = cuda.threadIdx.x
+    acc = float32(0)            # float32 products keep a float32 sum; float64 ones widen it
+    step = cuda.gridDim.x * DOT_BLOCK * DOT_UNROLL
+    for base in range(cuda.blockIdx.x * DOT_BLOCK * DOT_UNROLL + tid, x.size, step):
+        for k in range(DOT_UNROLL):
+            if base + k * DOT_BLOCK < x.size:
+                acc += x[base + k * DOT_BLOCK] * y[base + k * DOT_BLOCK]
+    partial[tid] = acc
+    cuda.syncthreads()
+    half = DOT_BLOCK // 2
+    while half > 0:
+        if tid < half:
+            partial[tid] += partial[tid + half]
+        cuda.syncthreads()
+        half //= 2
+    if tid == 0:
+        cuda.atomic.add(total, 0, partial[0])
+
+
+# ---- wrappers ------------------------------------------------------------------------------
+
+def fill_blocks(block: int, waves: int) -> int:
+    """Blocks for `waves` rounds of full residency on every SM (one block in the simulator)."""
+    return 1 if runtime.is_simulator() else waves * launch.resident_blocks(block)
+
+
+def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launch:
+    """The bulk of d_a as wide elements through the variant's kernel, then the edge, into o."""
+    if element_bytes not in WIDE:
+        raise ValueError(f"element_bytes must be one of {tuple(WIDE)}, got {element_bytes!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    block = textbook.threads_per_block(block)
+    if not runtime.is_simulator():
+        for name, array in (("a", d_a), ("out", o.device)):
+            if array.__cuda_array_interface__["data"][0] % element_bytes:
+                raise ValueError(f"{name} does not start on a {element_bytes}-byte boundary (a slice?): "
+                                 "wide accesses need aligned addresses; use a smaller element_bytes, "
+                                 "textbook.copy, or copy it to a fresh device array first")
+    bulk = d_a.nbytes // element_bytes * element_bytes // d_a.itemsize   # elements in wide ones
+    steps = []
+    if bulk:
+        src, dst = d_a[:bulk].view(WIDE[element_bytes]), o.device[:bulk].view(WIDE[element_bytes])
+        if variant == "vectors":
+            steps.append(launch.Step(copy_vectors, launch.grid_1d(src.size, block), block, (src, dst)))
+        elif variant == "unrolled":
+            blocks = launch.grid_1d(src.size, block * UNROLL)
+            steps.append(launch.Step(copy_unrolled, blocks, block, (src, dst)))
+        else:
+            blocks = min(launch.grid_1d(src.size, block), fill_blocks(block, WAVES))
+            steps.append(launch.Step(copy_grid_stride, blocks, block, (src, dst)))
+    if bulk < d_a.size:                                 # the edge: fewer than one wide element
+        edge = (d_a[bulk:], o.device[bulk:])
+        steps.append(launch.Step(textbook.copy_one_per_thread, 1, d_a.size - bulk, edge))
+    return launch.Launch(tuple(steps), o.device, to_host, o.host, out_given=o.given)
+
+
+@launch.op
+def copy(a, *, element_bytes: int = ELEMENT_BYTES, variant: str = "vectors", out=None,
+         block=BLOCK):
+    """Copy a 1-D array of any length through `element_bytes`-wide elements (variant: a VARIANTS kernel)."""
+    d_a, to_host = launch.device_input(a, name="a", dtypes=textbook.COPY_DTYPES, ndim=1)
+    o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
+    return _copy_launch(d_a, o, to_host, element_bytes, variant, block)
+
+
+def _dot_launch(d_x, d_y, o, to_host, kernel=dot_block_tree, block=DOT_BLOCK, unroll=DOT_UNROLL,
+                waves=DOT_WAVES) -> launch.Launch:
+    """Clear o, then the dot kernel with just enough blocks (at most `waves` rounds of them)."""
+    blocks = min(launch.grid_1d(d_x.size, block * unroll), fill_blocks(block, waves))
+    sums = launch.Step(kernel, blocks, block, (d_x, d_y, o.device))
+    return launch.Launch((fill.zero_step(o.device), sums), o.device, to_host, o.host,
+                         scalar=True, out_given=o.given)
+
+
+@launch.op
+def dot(x, y, *, out=None):
+    """x . y summed in the inputs' precision (float32 or float64): a number, or out[0] if given."""
+    d_x, d_y, to_host = textbook.vector_pair(x, y)
+    o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
+    return _dot_launch(d_x, d_y, o, to_host)
+
+
+# ---- tuning (python -m gpgpu_lessons.tune) -------------------------------------------------
+
+def compiled_with(kernel, **constants):
+    """`kernel` compiled afresh with other values of its module constants, under its own name."""
+    function = getattr(kernel, "py_func", None) or kernel.fn
+    unknown = sorted(set(constants) - set(function.__globals__))
+    if unknown:
+        raise ValueError(f"{function.__name__} has no module constants {unknown}")
+    if all(function.__globals__[k] == v for k, v in constants.items()):
+        return kernel
+    name = function.__name__ + "".join(f"_{k.lower()}{v}" for k, v in constants.items())
+    variant = types.FunctionType(function.__code__, {**function.__globals__, **constants}, name)
+    variant.__qualname__ = name
+    return cuda.jit(variant)
+
+
+@functools.lru_cache(maxsize=1)
+def _tuning_arrays():
+    """Two random float32 arrays of the GPU preset size for the tuning cases, made once."""
+    rng = np.random.default_rng(0)
+    n = runtime.PRESETS["vector_elements"]
+    return cuda.to_device(rng.random(n, dtype=np.float32)), cuda.to_device(rng.random(n, dtype=np.float32))
+
+
+def _copy_case(element_bytes, variant, block):
+    """One copy configuration of TUNING's space: (its launch, bytes moved)."""
+    d_a, d_out = _tuning_arrays()
+    o = launch.device_output(d_out, d_a.shape, d_a.dtype, inputs=(d_a,))
+    return _copy_launch(d_a, o, False, element_bytes, variant, block), 2 * d_a.nbytes
+
+
+def _dot_case(block, unroll, waves):
+    """One dot configuration of TUNING_DOT's space: (its launch, bytes moved)."""
+    d_x, d_y = _tuning_arrays()
+    o = launch.device_output(None, (1,), d_x.dtype)
+    kernel = compiled_with(dot_block_tree, DOT_BLOCK=block, DOT_UNROLL=unroll)
+    return _dot_launch(d_x, d_y, o, False, kernel, block, unroll, waves), 2 * d_x.nbytes
+
+
+TUNING = {"family": "copy",
+          "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS), "block": [128, 256, 512]},
+          "chosen": {"element_bytes": ELEMENT_BYTES, "variant": "vectors", "block": BLOCK},
+          "case": _copy_case}
+TUNING_DOT = {"family": "dot",
+              "space": {"block": [128, 256, 512], "unroll": [1, 2, 4, 8], "waves": [1, 2, 4, 8]},
+              "chosen": {"block": DOT_BLOCK, "unroll": DOT_UNROLL, "waves": DOT_WAVES},
+              "case": _dot_case}
+
+_WIDE_VECTORS = [f"{t.name}[::1]" for t in WIDE.values()]
+SIGNATURES = {
+    copy_vectors: [f"void({v}, {v})" for v in _WIDE_VECTORS],
+    copy_unrolled: [f"void({v}, {v})" for v in _WIDE_VECTORS],
+    copy_grid_stride: [f"void({v}, {v})" for v in _WIDE_VECTORS],
+    dot_block_tree: ["void(float32[::1], float32[::1], float32[::1])",
+                     "void(float64[::1], float64[::1], float64[::1])"],
+}

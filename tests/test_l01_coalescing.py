@@ -1,0 +1,285 @@
+"""Lesson 01's kernels against NumPy: copies (plain, strided, offset, wide), seed 004's dot products
+and the fast dot; bad input; the launch-path regressions (interleaved shapes, out= aliasing,
+a failed call followed by a good one)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import cuda
+
+from gpgpu_lessons import launch, tune
+from gpgpu_lessons.l01_coalescing import fast, figures, textbook
+
+
+def poisoned(n, dtype=np.float32):
+    """A device output full of NaN (or a sentinel), so elements a kernel forgets show up."""
+    fill = np.nan if np.dtype(dtype).kind == "f" else 0xDEAD
+    return cuda.to_device(np.full(n, fill, dtype=dtype))
+
+
+def numbered(n, dtype=np.float32):
+    """1, 2, ..., n: every element different, none zero."""
+    return np.arange(1, n + 1).astype(dtype)
+
+
+# ---- the warp-request picture --------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, value, sectors", [
+    ("stride", 1, 4), ("stride", 2, 8), ("stride", 8, 32), ("stride", 32, 32),
+    ("offset", 0, 4), ("offset", 1, 5), ("chunked", 0, 32), ("wide", 16, 16), ("wide", 8, 8)])
+def test_sectors_a_warp_touches(kind, value, sectors):
+    assert len(figures.sectors_touched(figures.warp_bytes(kind, value))) == sectors
+
+
+def test_the_picture_draws_and_bad_kinds_are_named():
+    assert figures.draw_warp_requests({"stride 1": ("stride", 1), "wide": ("wide", 16)}).axes
+    with pytest.raises(ValueError, match="kind must be"):
+        figures.warp_bytes("diagonal")
+
+
+# ---- textbook copies -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, dtype", [(1, np.float32), (31, np.int32), (33, np.float64), (257, np.uint32)])
+def test_copy_one_per_thread(rng, n, dtype):
+    a = (rng.random(n) * 1000 + 1).astype(dtype)
+    out = poisoned(n, dtype)
+    textbook.copy(cuda.to_device(a), out=out, block=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+    np.testing.assert_array_equal(textbook.copy(a), a)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 70), stride=st.integers(1, 40))
+def test_copy_with_stride_any_shape(n, stride):
+    a = numbered(n)
+    out = poisoned(n)
+    textbook.copy_with_stride(cuda.to_device(a), stride, out=out, block=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 70), offset=st.integers(0, 200))
+def test_copy_with_offset_any_shape(n, offset):
+    a = numbered(n, np.int32)
+    out = poisoned(n, np.int32)
+    textbook.copy_with_offset(cuda.to_device(a), offset, out=out, block=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+def test_copy_with_stride_numpy_in_numpy_out(rng):
+    a = rng.integers(1, 1000, 45).astype(np.int32)
+    got = textbook.copy_with_stride(a, 4, block=16)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, a)
+    host_out = np.zeros_like(a)
+    assert textbook.copy_with_offset(a, 3, out=host_out) is host_out
+    np.testing.assert_array_equal(host_out, a)
+
+
+# ---- seed 004's dot products ---------------------------------------------------------------
+
+def reference_partials(x, y, threads, chunked):
+    """Each thread's partial sum, from the kernels' index rules, in float64."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    if not chunked:
+        return np.array([np.dot(x[t::threads], y[t::threads]) for t in range(threads)])
+    chunk = -(-x.size // threads)
+    return np.array([np.dot(x[t * chunk:(t + 1) * chunk], y[t * chunk:(t + 1) * chunk])
+                     for t in range(threads)])
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+@pytest.mark.parametrize("n, blocks, block", [(1, 1, 1), (37, 1, 32), (101, 3, 8), (5, 2, 4)])
+def test_dot_partial_sums(rng, n, blocks, block, chunked):
+    x = rng.random(n, dtype=np.float32) + 0.5
+    y = rng.random(n, dtype=np.float32) + 0.5
+    out = poisoned(blocks * block)
+    textbook.dot_partial_sums(cuda.to_device(x), cuda.to_device(y), blocks=blocks, block=block,
+                              chunked=chunked, out=out)
+    partials = out.copy_to_host()
+    np.testing.assert_allclose(partials, reference_partials(x, y, blocks * block, chunked), rtol=1e-5)
+
+
+def test_dot_partial_sums_float64_host_in_host_out(rng):
+    x, y = rng.random(50) + 0.5, rng.random(50) + 0.5
+    partials = textbook.dot_partial_sums(x, y, blocks=2, block=4, chunked=True)
+    assert isinstance(partials, np.ndarray) and partials.dtype == np.float64
+    np.testing.assert_allclose(partials.sum(), np.dot(x, y), rtol=1e-12)
+
+
+# ---- fast copies ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant", fast.VARIANTS)
+@pytest.mark.parametrize("element_bytes", [4, 8, 16])
+@pytest.mark.parametrize("n, dtype", [(4 * 37, np.float32), (1, np.float32), (3, np.float32),
+                                      (2 * 13 + 1, np.float64), (11, np.int32)])
+def test_fast_copy_any_length(n, dtype, element_bytes, variant):
+    a = numbered(n, dtype)
+    out = poisoned(n, dtype)
+    fast.copy(cuda.to_device(a), element_bytes=element_bytes, variant=variant, out=out, block=8)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 90), element_bytes=st.sampled_from([4, 8, 16]),
+       variant=st.sampled_from(fast.VARIANTS), block=st.sampled_from([1, 4, 32]))
+def test_fast_copy_any_shape(n, element_bytes, variant, block):
+    a = numbered(n, np.uint32)
+    out = poisoned(n, np.uint32)
+    fast.copy(cuda.to_device(a), element_bytes=element_bytes, variant=variant, block=block, out=out)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+def test_fast_copy_prepare_checks_once_and_launches_each_call(rng):
+    a = rng.random(4 * 37 + 2, dtype=np.float32) + 1
+    d_a, out = cuda.to_device(a), poisoned(a.size)
+    prepared = fast.copy.prepare(d_a, out=out, element_bytes=16, variant="unrolled", block=8)
+    assert isinstance(prepared, launch.Launch)
+    assert np.isnan(out.copy_to_host()).all()                     # nothing ran yet
+    prepared()
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+    d_a.copy_to_device(a + 1)
+    prepared()
+    np.testing.assert_array_equal(out.copy_to_host(), a + 1)
+
+
+# ---- fast dot ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 33, 1000, 1031])
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+def test_fast_dot(rng, n, dtype, rtol):
+    x = (rng.random(n) + 0.5).astype(dtype)
+    y = (rng.random(n) + 0.5).astype(dtype)
+    got = fast.dot(x, y)
+    assert isinstance(got, float)
+    np.testing.assert_allclose(got, np.dot(x.astype(np.float64), y.astype(np.float64)), rtol=rtol)
+
+
+def test_fast_dot_sums_in_the_inputs_precision():
+    x = np.full(3000, 1 / 3, dtype=np.float32)
+    assert fast.dot(x, x) != fast.dot(x.astype(np.float64), x.astype(np.float64))
+
+
+def test_fast_dot_out_is_overwritten_not_added_to(rng):
+    """Before: dot(out=total) added into total, so a second call doubled the answer."""
+    x = rng.random(300, dtype=np.float32) + 0.5
+    d_x = cuda.to_device(x)
+    total = cuda.to_device(np.array([1.0], dtype=np.float32))
+    for _ in range(2):
+        assert fast.dot(d_x, d_x, out=total) is total
+        np.testing.assert_allclose(total.copy_to_host()[0], np.dot(x.astype(np.float64), x), rtol=1e-5)
+
+
+# ---- the launch-path regressions ------------------------------------------------------------
+
+def test_interleaved_shapes_in_one_process(rng):
+    """Every wrapper with one size, another, then the first again: each launch keeps its grid."""
+    for n in (300, 5, 300, 41):
+        a = rng.random(n, dtype=np.float32) + 1
+        expected = np.dot(a.astype(np.float64), a)
+        np.testing.assert_array_equal(textbook.copy(a, block=32), a)
+        np.testing.assert_array_equal(textbook.copy_with_stride(a, 3, block=32), a)
+        np.testing.assert_array_equal(textbook.copy_with_offset(a, 7, block=32), a)
+        partials = textbook.dot_partial_sums(a, a, blocks=2, block=16, chunked=n % 2 == 1)
+        np.testing.assert_allclose(partials.sum(dtype=np.float64), expected, rtol=1e-5)
+        for variant in fast.VARIANTS:
+            np.testing.assert_array_equal(fast.copy(a, variant=variant, block=32), a)
+        np.testing.assert_allclose(fast.dot(a, a), expected, rtol=1e-5)
+
+
+def test_prepared_launches_keep_their_own_grid(rng):
+    big, small = rng.random(600, dtype=np.float32), rng.random(5, dtype=np.float32)
+    d_big, d_small = cuda.to_device(big), cuda.to_device(small)
+    out_big, out_small = poisoned(600), poisoned(5)
+    first = textbook.copy_with_stride.prepare(d_big, 4, out=out_big, block=32)
+    fast.copy.prepare(d_small, out=out_small, block=32)()
+    textbook.copy_with_stride.prepare(d_small, 2, out=out_small, block=32)()
+    first()
+    np.testing.assert_array_equal(out_big.copy_to_host(), big)
+    np.testing.assert_array_equal(out_small.copy_to_host(), small)
+
+
+def test_out_aliasing_an_input_is_refused(rng):
+    d = cuda.to_device(rng.random(16, dtype=np.float32))
+    calls = [lambda: textbook.copy(d, out=d), lambda: textbook.copy_with_stride(d, 2, out=d),
+             lambda: textbook.copy_with_offset(d, 1, out=d), lambda: fast.copy(d, out=d),
+             lambda: textbook.dot_partial_sums(d, d, blocks=1, block=4, out=d[:4]),
+             lambda: fast.dot(d, d, out=d[3:4])]
+    for call in calls:
+        with pytest.raises(ValueError, match="shares memory"):
+            call()
+
+
+def test_a_failed_call_then_a_good_one(rng):
+    x = rng.random(50, dtype=np.float32) + 0.5
+    with pytest.raises(ValueError, match="out must have shape"):
+        fast.dot(x, x, out=cuda.device_array(0, dtype=np.float32))
+    np.testing.assert_allclose(fast.dot(x, x), np.dot(x.astype(np.float64), x), rtol=1e-5)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        fast.copy(x, variant="fastest")
+    np.testing.assert_array_equal(fast.copy(x), x)
+
+
+def test_bad_input_errors():
+    a = np.ones(12, dtype=np.float32)
+    with pytest.raises(TypeError, match="dtype int8"):
+        textbook.copy_with_stride(np.ones(4, dtype=np.int8))
+    with pytest.raises(ValueError, match="must be 1-D"):
+        fast.copy(np.ones((2, 4), dtype=np.float32))
+    with pytest.raises(ValueError, match="is empty"):
+        textbook.copy(np.ones(0, dtype=np.float32))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        textbook.copy_with_offset(np.ones(8, dtype=np.float32)[::2])
+    with pytest.raises(ValueError, match="at most 1024"):
+        textbook.copy(a, block=2048)
+    with pytest.raises(ValueError, match="one int for this 1-D kernel"):
+        textbook.copy(a, block=(16, 16))
+    with pytest.raises(ValueError, match="stride must be an integer >= 1"):
+        textbook.copy_with_stride(a, 0)
+    with pytest.raises(ValueError, match="stride must be at most 65535"):
+        textbook.copy_with_stride(a, 70000)
+    with pytest.raises(ValueError, match="offset must be an integer >= 0"):
+        textbook.copy_with_offset(a, -1)
+    with pytest.raises(ValueError, match="element_bytes must be one of"):
+        fast.copy(a, element_bytes=2)
+    with pytest.raises(ValueError, match="out must have shape"):
+        fast.copy(a, out=cuda.device_array(11, dtype=np.float32))
+    with pytest.raises(ValueError, match="same shape and dtype"):
+        fast.dot(a, np.ones(12, dtype=np.float64))
+    with pytest.raises(ValueError, match="same shape and dtype"):
+        textbook.dot_partial_sums(a, a[:5], blocks=1, block=4)
+    with pytest.raises(TypeError, match="dtype int32"):
+        fast.dot(np.ones(3, dtype=np.int32), np.ones(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="blocks must be an integer >= 1"):
+        textbook.dot_partial_sums(a, a, blocks=0, block=4)
+
+
+# ---- registry and tuning -------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", [textbook, fast])
+def test_every_kernel_is_registered(module):
+    kernels = {v for name, v in vars(module).items()
+               if (hasattr(v, "py_func") or hasattr(v, "fn")) and v.__module__ == module.__name__}
+    assert kernels and kernels <= set(module.SIGNATURES)
+
+
+def test_the_tuning_tool_finds_the_copy_and_its_chosen_launch_builds():
+    assert tune.families()["copy"]["module"] == fast.__name__
+    for tuning in (fast.TUNING, fast.TUNING_DOT):
+        assert set(tuning["chosen"]) == set(tuning["space"])
+        assert all(v in tuning["space"][k] for k, v in tuning["chosen"].items())
+        prepared, nbytes = tuning["case"](**tuning["chosen"])
+        assert isinstance(prepared, launch.Launch) and nbytes > 0
+
+
+def test_a_kernel_compiled_with_other_constants_gets_its_own_name(rng):
+    assert fast.compiled_with(fast.dot_block_tree, DOT_UNROLL=fast.DOT_UNROLL) is fast.dot_block_tree
+    other = fast.compiled_with(fast.dot_block_tree, DOT_BLOCK=64, DOT_UNROLL=2)
+    function = getattr(other, "py_func", None) or other.fn
+    assert function.__name__ == "dot_block_tree_dot_block64_dot_unroll2"
+    x = rng.random(500, dtype=np.float32) + 0.5
+    total = cuda.to_device(np.zeros(1, dtype=np.float32))
+    other[3, 64](cuda.to_device(x), cuda.to_device(x), total)
+    np.testing.assert_allclose(total.copy_to_host()[0], np.dot(x.astype(np.float64), x), rtol=1e-5)
+    with pytest.raises(ValueError, match="no module constants"):
+        fast.compiled_with(fast.dot_block_tree, TILE=3)
