@@ -139,6 +139,8 @@ def test_bad_inputs_are_named(rng):
         textbook.keep_busy(host, -1)
     with pytest.raises(ValueError, match="must be 1-D"):
         textbook.copy(host.reshape(2, 4))
+    with pytest.raises(ValueError, match="one int for this 1-D kernel"):
+        textbook.dot(host, host, block=(16, 16))
     with pytest.raises(ValueError, match="out must have shape"):
         textbook.copy_repeated(host, 1, out=cuda.device_array(4, dtype=np.float32))
     with pytest.raises(ValueError, match="same shape and dtype"):

@@ -69,6 +69,14 @@ def dot_partial_sums(x, y, total):
 
 # ---- wrappers ------------------------------------------------------------------------------
 
+def threads_per_block(block) -> int:
+    """The block size of a 1-D launch (an int, or a tuple of one int), checked."""
+    dims = launch.block_shape(block)
+    if len(dims) != 1:
+        raise ValueError(f"block must be one int for this 1-D kernel, got {block!r}")
+    return dims[0]
+
+
 def fresh_kernel(kernel):
     """A new, never-compiled kernel made from `kernel`'s Python code: its first call compiles."""
     return cuda.jit(getattr(kernel, "py_func", None) or kernel.fn)
@@ -89,46 +97,46 @@ def launch_empty(blocks: int = 1, block=1):
 @launch.op
 def keep_busy(x, iterations: int, *, out=None, block=BLOCK):
     """out = x after `iterations` multiply-adds per element (float32): a duration we choose."""
-    block = launch.block_shape(block)
+    block = threads_per_block(block)
     iterations = launch.positive_int(iterations, "iterations", minimum=0)
     d_x, to_host = launch.device_input(x, name="x", dtypes=np.float32, ndim=1)
     o = launch.device_output(out, d_x.shape, d_x.dtype, inputs=(d_x,), in_place=True)
-    return launch.single(busy, launch.grid_1d(d_x.size, block[0]), block, d_x, o.device,
+    return launch.single(busy, launch.grid_1d(d_x.size, block), block, d_x, o.device,
                          iterations, out=o, to_host=to_host)
 
 
 @launch.op
 def copy(a, *, out=None, block=BLOCK):
     """Copy a 1-D array with one copy per launch, one element per thread."""
-    block = launch.block_shape(block)
+    block = threads_per_block(block)
     d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(copy_once, launch.grid_1d(d_a.size, block[0]), block, d_a, o.device,
+    return launch.single(copy_once, launch.grid_1d(d_a.size, block), block, d_a, o.device,
                          out=o, to_host=to_host)
 
 
 @launch.op
 def copy_repeated(a, passes: int, *, out=None, block=BLOCK):
     """Copy a 1-D array `passes` times in one launch, with a grid that just fills the GPU."""
-    block = launch.block_shape(block)
+    block = threads_per_block(block)
     passes = launch.positive_int(passes, "passes")
     d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(copy_passes, filling_blocks(d_a.size, block[0]), block, d_a, o.device,
+    return launch.single(copy_passes, filling_blocks(d_a.size, block), block, d_a, o.device,
                          passes, out=o, to_host=to_host)
 
 
 @launch.op
 def dot(x, y, *, out=None, block=BLOCK):
     """x . y summed in the inputs' precision (float32 or float64): a number, or out[0] if given."""
-    block = launch.block_shape(block)
+    block = threads_per_block(block)
     d_x, to_host = launch.device_input(x, name="x", dtypes=FLOATS, ndim=1)
     d_y, _ = launch.device_input(y, name="y", dtypes=FLOATS, ndim=1)
     if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
         raise ValueError(f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
                          f"and {d_y.shape} {d_y.dtype}")
     o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
-    sums = launch.Step(dot_partial_sums, filling_blocks(d_x.size, block[0]), block,
+    sums = launch.Step(dot_partial_sums, filling_blocks(d_x.size, block), block,
                        (d_x, d_y, o.device))
     return launch.Launch((fill.zero_step(o.device), sums), o.device, to_host, o.host,
                          scalar=True, out_given=o.given)
