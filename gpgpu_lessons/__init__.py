@@ -16,3 +16,11 @@ if os.environ.get("GPGPU_LESSONS_QUIET", "") != "1":
     print(runtime.mode_line())
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """`trace_kernel`, imported on first use (the tracer loads the simulator's machinery)."""
+    if name == "trace_kernel":
+        from .trace import trace_kernel
+        return trace_kernel
+    raise AttributeError(f"module 'gpgpu_lessons' has no attribute {name!r}")

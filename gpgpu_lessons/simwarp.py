@@ -634,10 +634,11 @@ def installed() -> bool:
     return bool(_ORIGINAL)
 
 
-def install() -> bool:
+def install(*, anywhere: bool = False) -> bool:
     """Add the warp intrinsics to Numba's CUDA simulator. Idempotent; returns False (and does
-    nothing) on a real GPU, where Numba has the real intrinsics."""
-    if runtime.MODE != runtime.SIMULATOR:
+    nothing) on a real GPU, where Numba has the real intrinsics, unless `anywhere` is true (the
+    kernel tracer runs kernels on the simulator's machinery on a GPU machine too)."""
+    if runtime.MODE != runtime.SIMULATOR and not anywhere:
         return False
     if _ORIGINAL:
         return True

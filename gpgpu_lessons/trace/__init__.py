@@ -1,0 +1,18 @@
+"""The kernel tracer: what any @cuda.jit kernel does to memory, without a GPU.
+
+`trace_kernel(kernel, griddim, blockdim, *args)` runs a kernel on Numba's CUDA simulator with
+arrays that record every load, store and atomic, and returns a `Trace`: per source line the warp
+requests, 32-byte sectors (global), bank wavefronts (shared), distinct addresses (constant) and
+atomic contention, each beside its ideal, with a verdict; and the hazards (races, reads of
+unwritten shared memory, barriers reached by part of a block, out-of-bounds indices).
+
+Modules: `record` (running the kernel with recording arrays), `accesses` (records to columns),
+`model` (the sector and bank rules), `hazards`, `report` (the Trace and its summaries),
+`figures` (which sector or bank each lane hits), `verify` (tracer vs Nsight Compute on a GPU).
+"""
+from .arrays import TraceError, UnsupportedError
+from .hazards import Hazard
+from .report import Trace
+from .tracer import trace_kernel
+
+__all__ = ["Hazard", "Trace", "TraceError", "UnsupportedError", "trace_kernel"]

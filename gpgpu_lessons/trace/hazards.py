@@ -1,0 +1,264 @@
+"""Races, reads of unwritten shared memory, barriers not reached by all, out-of-bounds indices.
+
+A race (as compute-sanitizer's racecheck reports it): two threads of one block touch the same
+address (shared memory, or global memory within the block) in the same barrier interval, at
+least one writes, neither is an atomic. Threads of one warp separated by ``syncwarp`` do not
+race. Which access came first (RAW: a read after another thread's write; WAR: a write after
+another thread's read; WAW: two writes) is decided by a lockstep clock, as if the threads ran
+in step (the simulator runs them one after the other, which would say nothing useful).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accesses import WARP, Accesses, Barriers
+from .arrays import ATOMIC, OPS, SPACES, STORE
+from .model import GLOBAL, SHARED
+from .record import Recording
+
+SCAN = 32          # how far back a racing partner is looked for, per address
+
+
+@dataclass
+class Hazard:
+    """One kind of hazard at one place (the first example, and how many were found)."""
+
+    kind: str               # "RAW", "WAR", "WAW", "uninitialised", "barrier", "out-of-bounds"
+    space: str
+    array: str
+    lines: tuple            # source lines (first access, second access) or (line,)
+    block: tuple            # blockIdx of the example
+    threads: tuple          # threadIdx of the example's thread(s)
+    index: tuple            # element index of the example (() when none)
+    count: int              # accesses (races: racing pairs; barrier: blocks) found
+    message: str
+    files: tuple = ()       # file of each line
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.space}, {self.array}): {self.message}"
+
+
+def thread_index(linear: int, block: tuple) -> tuple:
+    """threadIdx (x, y, z) of the thread with linear id `linear` (x fastest)."""
+    bx, by, _ = block
+    return (int(linear % bx), int(linear // bx % by), int(linear // (bx * by)))
+
+
+def _trim(point: tuple, shape: tuple) -> tuple:
+    """(x, y, z) shown with as many dimensions as the launch used."""
+    used = max([1] + [k + 1 for k, n in enumerate(shape) if n > 1])
+    return tuple(point[:used])
+
+
+def _index(row_index: np.ndarray) -> tuple:
+    return tuple(int(v) for v in row_index if v >= 0)
+
+
+class _Found:
+    """Hazards aggregated by their key, keeping the first example."""
+
+    def __init__(self):
+        self.items: dict = {}
+
+    def add(self, key, make):
+        if key in self.items:
+            self.items[key].count += 1
+        else:
+            self.items[key] = make()
+
+    def list(self) -> list[Hazard]:
+        return list(self.items.values())
+
+
+def races(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
+    """RAW / WAR / WAW races within a block and barrier interval (shared and global memory)."""
+    mask = ((acc.space == SHARED) | (acc.space == GLOBAL)) & (acc.op != ATOMIC)
+    rows = np.flatnonzero(mask)
+    if not len(rows):
+        return []
+    size = acc.size[rows]
+    first = acc.address[rows] // 4
+    count = np.where(size >= 4, (acc.address[rows] + size - 1) // 4 - first + 1, 1)
+    rows = np.repeat(rows, count)
+    step = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
+    key = np.where(acc.size[rows] >= 4, (np.repeat(first, count) + step) * 4, acc.address[rows])
+    block, space, interval = acc.block[rows], acc.space[rows], acc.interval[rows]
+    order = np.lexsort((rows, acc.clock[rows], interval, key, space, block))
+    g = np.zeros(len(order), dtype=bool)
+    g[0] = True
+    for column in (block, space, key, interval):
+        g[1:] |= column[order][1:] != column[order][:-1]
+    starts = np.flatnonzero(g)
+    stores = np.maximum.reduceat((acc.op[rows] == STORE)[order].astype(np.int8), starts)
+    threads = acc.thread[rows][order]
+    lo = np.minimum.reduceat(threads, starts)
+    hi = np.maximum.reduceat(threads, starts)
+    found = _Found()
+    ends = np.append(starts[1:], len(order))
+    for k in np.flatnonzero((stores > 0) & (lo != hi)):
+        _scan_group(acc, rows[order[starts[k]:ends[k]]], rec, sites, found)
+    return found.list()
+
+
+def _scan_group(acc, group, rec, sites, found):
+    """Walk one address's accesses in lockstep order; pair each with an earlier racing one."""
+    writes, reads = [], []
+    for r in group:
+        thread, warp, store = acc.thread[r], acc.thread[r] // WARP, acc.op[r] == STORE
+        partner, kind = None, None
+        candidates = ((writes, "WAW"), (reads, "WAR")) if store else ((writes, "RAW"),)
+        for earlier, name in candidates:
+            for p in reversed(earlier[-SCAN:]):
+                if acc.thread[p] != thread and not (
+                        acc.thread[p] // WARP == warp and acc.warp_interval[p] != acc.warp_interval[r]):
+                    partner, kind = p, name
+                    break
+            if partner is not None:
+                break
+        (writes if store else reads).append(r)
+        if partner is not None:
+            _add_race(acc, partner, r, kind, rec, sites, found)
+
+
+def _add_race(acc, p, r, kind, rec, sites, found):
+    first, second = sites[acc.site[p]], sites[acc.site[r]]
+    name = rec.views[acc.view[p]].name
+    other = rec.views[acc.view[r]].name
+    array = name if name == other else f"{name} / {other}"
+    space = SPACES[acc.space[r]]
+    block = _trim(rec.blocks[acc.block[r]], rec.grid)
+    threads = tuple(_trim(thread_index(acc.thread[x], rec.block), rec.block) for x in (p, r))
+    index = _index(acc.index[r])
+    what = {"RAW": "reads what", "WAR": "overwrites what", "WAW": "overwrites what"}[kind]
+    did = {"RAW": "wrote", "WAR": "read", "WAW": "wrote"}[kind]
+
+    def make():
+        return Hazard(
+            kind, space, array, (first.line, second.line), block, threads, index, 1,
+            f"thread {threads[1]} {what} thread {threads[0]} {did} at {array}{list(index)} "
+            f"(lines {first.line} and {second.line}) with no syncthreads between them "
+            f"(block {block})", (first.file, second.file))
+
+    found.add((kind, space, array, first.file, first.line, second.file, second.line), make)
+
+
+def uninitialised(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
+    """Reads of shared memory that no thread of the block has written before in this launch."""
+    rows = np.flatnonzero(acc.space == SHARED)
+    if not len(rows):
+        return []
+    block, address = acc.block[rows], acc.address[rows]
+    order = np.lexsort((acc.interval[rows], address, block))
+    start = np.ones(len(order), dtype=bool)
+    start[1:] = (block[order][1:] != block[order][:-1]) | (address[order][1:] != address[order][:-1])
+    store_interval = np.where(acc.op[rows] == STORE, acc.interval[rows], np.iinfo(np.int64).max)
+    first_store = np.minimum.reduceat(store_interval[order], np.flatnonzero(start))
+    group = np.cumsum(start) - 1
+    bad = (acc.op[rows][order] != STORE) & (acc.interval[rows][order] < first_store[group])
+    found = _Found()
+    for r in rows[order][bad]:
+        site = sites[acc.site[r]]
+        name = rec.views[acc.view[r]].name
+        block_idx = _trim(rec.blocks[acc.block[r]], rec.grid)
+        thread = _trim(thread_index(acc.thread[r], rec.block), rec.block)
+        index = _index(acc.index[r])
+        op = OPS[acc.op[r]]
+
+        def make(site=site, name=name, block_idx=block_idx, thread=thread, index=index, op=op):
+            return Hazard("uninitialised", "shared", name, (site.line,), block_idx, (thread,),
+                          index, 1,
+                          f"thread {thread} {'reads' if op == 'load' else 'updates'} "
+                          f"{name}{list(index)} at line {site.line} before any thread of block "
+                          f"{block_idx} has written it", (site.file,))
+
+        found.add(("uninitialised", name, site.file, site.line), make)
+    return found.list()
+
+
+def barriers(bar: Barriers, rec: Recording, sites) -> list[Hazard]:
+    """syncthreads reached by only part of a block, or by its threads at different lines."""
+    nthreads = int(np.prod(rec.block))
+    found = _Found()
+    for b in np.unique(bar.block) if len(bar.block) else []:
+        mine = bar.block == b
+        per_thread = np.bincount(bar.thread[mine], minlength=nthreads)
+        order = np.lexsort((bar.count[mine], bar.thread[mine]))
+        site = bar.site[mine][order]
+        reached = int(per_thread.min())
+        if reached:
+            table = site[_full_rows(per_thread, reached)].reshape(nthreads, reached)
+            for k in range(reached):
+                if (table[:, k] != table[0, k]).any():
+                    _divergent(table[:, k], k, b, rec, sites, found)
+                    break
+        if per_thread.max() > reached:
+            arrived = np.flatnonzero(per_thread > reached)
+            at = site[(np.cumsum(per_thread) - per_thread)[arrived] + reached]
+            _partial(per_thread, reached, at, b, rec, sites, found)
+    return found.list()
+
+
+def _full_rows(per_thread: np.ndarray, k: int) -> np.ndarray:
+    """Positions (in thread-sorted barrier order) of the first k <= min barriers of each thread."""
+    starts = np.cumsum(per_thread) - per_thread
+    return (starts[:, None] + np.arange(k)).ravel()
+
+
+def _divergent(column, k, b, rec, sites, found):
+    lines = sorted({sites[s].line for s in column})
+    block = _trim(rec.blocks[b], rec.grid)
+    groups = {line: [t for t in range(len(column)) if sites[column[t]].line == line]
+              for line in lines}
+    threads = tuple(_trim(thread_index(ts[0], rec.block), rec.block) for ts in groups.values())
+    detail = "; ".join(f"{len(ts)} thread(s) at line {line}" for line, ts in groups.items())
+    found.add(("barrier", tuple(lines)), lambda: Hazard(
+        "barrier", "shared", "", tuple(lines), block, threads, (), 1,
+        f"barrier {k + 1} of block {block} is a different syncthreads for different threads "
+        f"({detail}): a syncthreads inside a branch; on a GPU this hangs or does not wait"))
+
+
+def _partial(per_thread, reached, at, b, rec, sites, found):
+    nthreads = len(per_thread)
+    arrived = np.flatnonzero(per_thread > reached)
+    missing = np.flatnonzero(per_thread == reached)
+    line = sites[at[0]].line if len(at) else 0
+    block = _trim(rec.blocks[b], rec.grid)
+    threads = tuple(_trim(thread_index(t, rec.block), rec.block) for t in (arrived[0], missing[0]))
+    found.add(("barrier", line), lambda: Hazard(
+        "barrier", "shared", "", (line,), block, threads, (), 1,
+        f"syncthreads at line {line} (barrier {reached + 1} of block {block}) is reached by "
+        f"{len(arrived)} of {nthreads} threads; the other {len(missing)} (e.g. thread "
+        f"{threads[1]}) finish without reaching it: on a GPU the barrier does not protect what "
+        "they do, or hangs", (sites[at[0]].file,) if len(at) else ()))
+
+
+def out_of_bounds(rec: Recording) -> list[Hazard]:
+    """Indices outside their array (the access was skipped), with thread, line and shape."""
+    found = _Found()
+    for oob in rec.oob:
+        view = rec.views[oob.view]
+        block = _trim(oob.block, rec.grid)
+        thread = _trim(thread_index(oob.thread, rec.block), rec.block)
+        index = oob.index if isinstance(oob.index, tuple) else (oob.index,)
+        index = tuple(int(i) if isinstance(i, (int, np.integer)) else i for i in index)
+        op = OPS[oob.op]
+
+        def make(view=view, block=block, thread=thread, index=index, op=op, oob=oob):
+            return Hazard(
+                "out-of-bounds", view.space, view.name, (oob.line,), block, (thread,), index, 1,
+                f"thread {thread} of block {block} at line {oob.line}: {op} of "
+                f"{view.name}[{', '.join(map(str, index))}], outside its shape {view.shape} "
+                "(on a GPU: a wrong value or a corrupted neighbour, no error)",
+                (oob.code.co_filename,))
+
+        found.add(("out-of-bounds", view.name, oob.line, op), make)
+    return found.list()
+
+
+def find(acc: Accesses, bar: Barriers, rec: Recording, sites) -> list[Hazard]:
+    """Every hazard of a traced launch: out-of-bounds first, then barriers, races, uninitialised."""
+    return [*out_of_bounds(rec), *barriers(bar, rec, sites), *races(acc, rec, sites),
+            *uninitialised(acc, rec, sites)]
+

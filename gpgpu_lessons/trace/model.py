@@ -1,0 +1,294 @@
+"""What the memory system does with each warp request: sectors, bank wavefronts, broadcasts.
+
+The rules (Volta and later; what Nsight Compute counts):
+
+- global and local memory move 32-byte sectors: a request costs the distinct sectors its lanes
+  touch; ideally its distinct bytes / 32 (4 for 32 neighbouring floats, 32 for a column);
+- shared memory has 32 banks of 4 bytes, byte b in bank (b // 4) % 32; one wavefront serves
+  at most 128 bytes: 8-byte lanes are served 16 at a time and 16-byte lanes 8 at a time; within
+  such a phase, lanes touching different 4-byte words of one bank take turns (an n-way conflict
+  costs n wavefronts) and lanes touching the same word share it (broadcast);
+- constant memory serves one address per cycle to the whole warp: n distinct addresses in a
+  request are n serialised reads;
+- atomics on the same address from lanes of one warp are serialised (contention).
+
+`requests` applies them to every warp request of a trace; the scalar functions below are the
+same rules for one request, for lessons that draw or tabulate a pattern by hand.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .accesses import WARP, Accesses, group_starts
+from .arrays import ATOMIC, SPACES
+
+BANKS = 32
+BANK_BYTES = 4
+SECTOR_BYTES = 32
+WAVEFRONT_BYTES = BANKS * BANK_BYTES    # one wavefront serves at most 128 bytes
+GLOBAL, SHARED, CONSTANT, LOCAL = range(4)
+
+
+def bank_of(byte_address: int) -> int:
+    """The bank that holds this byte of shared memory."""
+    return (byte_address // BANK_BYTES) % BANKS
+
+
+def sector_of(byte_address: int) -> int:
+    """The 32-byte sector that holds this byte of global memory."""
+    return byte_address // SECTOR_BYTES
+
+
+def lanes_per_phase(size: int) -> int:
+    """Lanes a shared-memory wavefront can serve at once: 32, 16 for 8-byte, 8 for 16-byte."""
+    return max(1, min(WARP, WAVEFRONT_BYTES // max(size, 1)))
+
+
+def wavefronts(byte_addresses, size: int = 4, lanes=None) -> int:
+    """Wavefronts one shared-memory request needs (lane i at byte_addresses[i] unless `lanes`)."""
+    lanes = range(len(byte_addresses)) if lanes is None else lanes
+    words: dict = {}
+    for lane, address in zip(lanes, byte_addresses):
+        phase = lane // lanes_per_phase(size)
+        for word in range(address // BANK_BYTES, (address + max(size, 1) - 1) // BANK_BYTES + 1):
+            words.setdefault((phase, word % BANKS), set()).add(word)
+    per_phase: dict = {}
+    for (phase, _), found in words.items():
+        per_phase[phase] = max(per_phase.get(phase, 0), len(found))
+    return sum(per_phase.values())
+
+
+def ideal_wavefronts(byte_addresses, size: int = 4) -> int:
+    """Wavefronts without conflicts: the request's distinct bytes / 128, at least 1."""
+    return max(1, math.ceil(len(set(byte_addresses)) * size / WAVEFRONT_BYTES))
+
+
+def sectors(byte_addresses, size: int = 4) -> int:
+    """Distinct 32-byte sectors one global-memory request touches."""
+    return len({s for a in byte_addresses
+                for s in range(a // SECTOR_BYTES, (a + size - 1) // SECTOR_BYTES + 1)})
+
+
+def ideal_sectors(byte_addresses, size: int = 4) -> int:
+    """Sectors a perfectly packed request of the same distinct bytes needs."""
+    return max(1, math.ceil(len(set(byte_addresses)) * size / SECTOR_BYTES))
+
+
+@dataclass
+class Requests:
+    """One row per warp request: where, what, and what it costs."""
+
+    block: np.ndarray
+    warp: np.ndarray
+    site: np.ndarray
+    occurrence: np.ndarray
+    space: np.ndarray
+    op: np.ndarray
+    lanes: np.ndarray           # lanes taking part
+    sectors: np.ndarray         # global/local: distinct 32-byte sectors
+    ideal_sectors: np.ndarray
+    wavefronts: np.ndarray      # shared: wavefronts by the bank rule
+    ideal_wavefronts: np.ndarray
+    addresses: np.ndarray       # distinct addresses (constant: serialised reads)
+    most_on_one: np.ndarray     # most lanes on one address (atomics: contention)
+    rows: np.ndarray            # access rows of each request: rows[first[i]:first[i + 1]]
+    first: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.site)
+
+
+def _group_ids(*keys) -> tuple[np.ndarray, np.ndarray, int]:
+    """(order, group id of each sorted row, number of groups) for rows sorted by keys."""
+    order = np.lexsort(keys[::-1])
+    start = np.zeros(len(order), dtype=bool)
+    if len(order):
+        start[0] = True
+        for key in keys:
+            start[1:] |= key[order][1:] != key[order][:-1]
+    ids = np.cumsum(start) - 1
+    return order, ids, int(ids[-1] + 1) if len(ids) else 0
+
+
+def _distinct_per_group(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Number of distinct values in each group 0..n-1."""
+    order = np.lexsort((values, group))
+    g, v = group[order], values[order]
+    new = np.ones(len(g), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (v[1:] != v[:-1])
+    return np.bincount(g[new], minlength=n)
+
+
+def _distinct_bytes(group, address, size, n) -> np.ndarray:
+    """Bytes of each group counted once per distinct address."""
+    order = np.lexsort((address, group))
+    g, a = group[order], address[order]
+    new = np.ones(len(g), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (a[1:] != a[:-1])
+    return np.bincount(g[new], weights=size[order][new], minlength=n).astype(np.int64)
+
+
+def _expand(group, address, size, unit):
+    """(group, unit index, row) for every `unit`-byte piece each access touches."""
+    first = address // unit
+    count = (address + np.maximum(size, 1) - 1) // unit - first + 1
+    rows = np.repeat(np.arange(len(address)), count)
+    step = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
+    return group[rows], first[rows] + step, rows
+
+
+def _sectors(req, address, size, n):
+    group, sector, _ = _expand(req, address, size, SECTOR_BYTES)
+    return _distinct_per_group(group, sector, n)
+
+
+def _wavefronts(req, lane, address, size, n):
+    """Per request: sum over phases of the most distinct words any one bank must deliver."""
+    group, word, rows = _expand(req, address, size, BANK_BYTES)
+    phase = lane[rows] // np.maximum(1, np.minimum(WARP, WAVEFRONT_BYTES // np.maximum(size[rows], 1)))
+    bank = word % BANKS
+    order = np.lexsort((word, bank, phase, group))
+    g, p, b, w = group[order], phase[order], bank[order], word[order]
+    new_word = np.ones(len(g), dtype=bool)
+    new_word[1:] = (g[1:] != g[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1]) | (w[1:] != w[:-1])
+    g, p, b = g[new_word], p[new_word], b[new_word]
+    bank_start = np.ones(len(g), dtype=bool)
+    bank_start[1:] = (g[1:] != g[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1])
+    per_bank = np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(bank_start)) \
+        if len(g) else np.zeros(0, np.int64)
+    bg, bp = g[bank_start], p[bank_start]
+    phase_start = np.ones(len(bg), dtype=bool)
+    phase_start[1:] = (bg[1:] != bg[:-1]) | (bp[1:] != bp[:-1])
+    per_phase = np.maximum.reduceat(per_bank, np.flatnonzero(phase_start)) \
+        if len(bg) else np.zeros(0, np.int64)
+    return np.bincount(bg[phase_start], weights=per_phase, minlength=n).astype(np.int64)
+
+
+def _most_on_one(req, address, n):
+    """Per request: the most lanes that hit one address."""
+    order = np.lexsort((address, req))
+    g, a = req[order], address[order]
+    start = np.ones(len(g), dtype=bool)
+    start[1:] = (g[1:] != g[:-1]) | (a[1:] != a[:-1])
+    counts = np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(start)) \
+        if len(g) else np.zeros(0, np.int64)
+    most = np.zeros(n, dtype=np.int64)
+    np.maximum.at(most, g[start], counts)
+    return most
+
+
+def requests(acc: Accesses) -> Requests:
+    """Group accesses into warp requests (same block, warp, instruction, occurrence) and cost them.
+
+    The two halves of a complex element are two instructions (Numba splits them), so two requests.
+    """
+    warp = acc.thread // WARP
+    order, ids, n = _group_ids(acc.block, warp, acc.site, acc.part, acc.occurrence)
+    req = np.empty(len(acc), dtype=np.int64)
+    req[order] = ids
+    first_rows = order[group_starts(ids)] if n else np.zeros(0, np.int64)
+    lane = acc.thread % WARP
+    space = acc.space[first_rows]
+    zeros = np.zeros(n, dtype=np.int64)
+    sectors_, ideal_s, waves, ideal_w = zeros.copy(), zeros.copy(), zeros.copy(), zeros.copy()
+    memory = (acc.space == GLOBAL) | (acc.space == LOCAL)
+    distinct = _distinct_bytes(req, acc.address, acc.size, n)
+    if memory.any():
+        sectors_ = _sectors(req[memory], acc.address[memory], acc.size[memory], n)
+        ideal_s = np.where((space == GLOBAL) | (space == LOCAL),
+                           np.maximum(1, -(-distinct // SECTOR_BYTES)), 0)
+    shared = acc.space == SHARED
+    if shared.any():
+        waves = _wavefronts(req[shared], lane[shared], acc.address[shared], acc.size[shared], n)
+        ideal_w = np.where(space == SHARED, np.maximum(1, -(-distinct // WAVEFRONT_BYTES)), 0)
+    return Requests(
+        block=acc.block[first_rows], warp=warp[first_rows], site=acc.site[first_rows],
+        occurrence=acc.occurrence[first_rows], space=space, op=acc.op[first_rows],
+        lanes=np.bincount(req, minlength=n) if n else zeros,
+        sectors=sectors_, ideal_sectors=ideal_s, wavefronts=waves, ideal_wavefronts=ideal_w,
+        addresses=_distinct_per_group(req, acc.address, n) if n else zeros,
+        most_on_one=_most_on_one(req, acc.address, n) if n else zeros,
+        rows=order, first=np.append(np.flatnonzero(group_starts(ids)), len(order)))
+
+
+@dataclass
+class Line:
+    """One row of Trace.lines: the requests of one source line, memory space and operation."""
+
+    file: str
+    line: int
+    space: str
+    op: str
+    arrays: tuple
+    requests: int
+    lanes: int
+    sectors: int
+    ideal_sectors: int
+    wavefronts: int
+    ideal_wavefronts: int
+    addresses: int          # constant: distinct addresses summed over requests
+    contention: int         # atomics: most lanes on one address, summed over requests
+    source: str = ""
+
+    def per_request(self, what: str) -> float:
+        """`what` (sectors, wavefronts, addresses, contention, ideal_...) per warp request."""
+        return getattr(self, what) / self.requests if self.requests else 0.0
+
+    @property
+    def ideal_addresses(self) -> int:
+        return self.requests
+
+    @property
+    def verdict(self) -> str:
+        """What the hardware does with this line's requests, in a few words."""
+        if self.op == "atomic" and self.per_request("contention") > 1:
+            return f"contention: {self.per_request('contention'):.1f} lanes on one address"
+        if self.space in ("global", "local"):
+            ratio = self.sectors / self.ideal_sectors if self.ideal_sectors else 1
+            return "coalesced" if ratio <= 1.05 else f"uncoalesced ({ratio:.1f}x the ideal sectors)"
+        if self.space == "shared":
+            ratio = self.wavefronts / self.ideal_wavefronts if self.ideal_wavefronts else 1
+            return "conflict-free" if ratio <= 1.05 else f"{ratio:.1f}-way bank conflict"
+        if self.space == "constant":
+            per = self.per_request("addresses")
+            return "broadcast" if per <= 1.0 else f"serialised ({per:.1f} addresses per request)"
+        return ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the line needs no more than the ideal (within 5 %)."""
+        return self.verdict in ("coalesced", "conflict-free", "broadcast", "")
+
+
+def lines(req: Requests, acc: Accesses, sites, views, source) -> list[Line]:
+    """Aggregate requests per (file, line, space, op), in source order."""
+    from .arrays import OPS
+
+    table: dict = {}
+    names: dict = {}
+    view_of_request = acc.view[req.rows[req.first[:-1]]] if len(req) else []
+    for i in range(len(req)):
+        site = sites[req.site[i]]
+        key = (site.file, site.line, SPACES[req.space[i]], OPS[req.op[i]])
+        row = table.get(key)
+        if row is None:
+            row = table[key] = [0] * 8
+            names[key] = []
+        for k, value in enumerate((1, req.lanes[i], req.sectors[i], req.ideal_sectors[i],
+                                   req.wavefronts[i], req.ideal_wavefronts[i], req.addresses[i],
+                                   req.most_on_one[i] if req.op[i] == ATOMIC else 0)):
+            row[k] += int(value)
+        name = views[view_of_request[i]].name
+        if name not in names[key]:
+            names[key].append(name)
+    return [Line(file, line, space, op, tuple(names[(file, line, space, op)]), *values,
+                 source=source(file, line))
+            for (file, line, space, op), values in sorted(table.items(), key=_line_order)]
+
+
+def _line_order(item):
+    (file, line, space, op), _ = item
+    return (file, line, SPACES.index(space), ("load", "store", "atomic").index(op))

@@ -1,0 +1,37 @@
+"""trace_kernel: run a kernel on Numba's CUDA simulator and say what it does to memory."""
+from __future__ import annotations
+
+import gc
+import time
+
+from . import accesses, hazards, model, record
+from .report import Trace, source_line
+
+
+def trace_kernel(kernel, griddim, blockdim, *args, blocks=None, dynamic_shared: int = 0) -> Trace:
+    """Run `kernel[griddim, blockdim](*args)` on the simulator, recording every memory access.
+
+    Works on any @cuda.jit kernel, in simulator mode and on a GPU machine (there the kernel's
+    Python function runs on the simulator's machinery, for the trace only). Arrays are updated
+    as by a launch. `blocks`: trace only some blocks (an int: that many, spread over the grid;
+    or a list of block indices). `dynamic_shared`: bytes of dynamic shared memory.
+    Returns a `Trace`: `.lines` (sectors, wavefronts, addresses, contention per source line,
+    with a verdict), `.hazards` (races, uninitialised shared reads, partial barriers,
+    out-of-bounds indices), `.summary()`, `.figure(line)`; a notebook shows it as a table.
+    """
+    recording = record.run(kernel, griddim, blockdim, args, blocks=blocks,
+                           dynamic_shared=dynamic_shared)
+    start = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()       # the analysis makes many small tuples, none cyclic: no collection needed
+    try:
+        acc, bar, sites = accesses.build(recording)
+        requests = model.requests(acc)
+        rows = model.lines(requests, acc, sites, recording.views, source_line)
+        found = hazards.find(acc, bar, recording, sites)
+    finally:
+        if collecting:
+            gc.enable()
+    return Trace(recording.kernel, recording.file, recording.grid, recording.block,
+                 recording.blocks, rows, found, acc, requests, sites, recording.views,
+                 recording.seconds, time.perf_counter() - start)
