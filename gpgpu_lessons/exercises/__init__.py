@@ -1,0 +1,120 @@
+"""Graded exercises for the lessons: statements, skeleton kernels, graders, hints and progress.
+
+    from gpgpu_lessons import exercises
+    exercises.catalog()                   # every exercise: id, lesson, name, title
+    exercises.statement("03.2")           # the task (and exercises.figure("03.2") where it helps)
+    exercises.grade("03.2", my_kernel)    # runs it against NumPy: what is wrong, and why it is slow
+    exercises.hint("03.2"); exercises.hint("03.2", level=2)
+    exercises.progress()                  # solved / not yet, kept beside the notebooks
+
+Modules: `registry` (what an exercise is; the index), `lesson00` ... `lesson05`, `grader`,
+`running` (one launch, its crashes explained), `report` (the answer), `checks` and `tracing`
+(what the kernel tracer says), `fakegpu` (a pretend GPU for timing code), `progress`, `cells`
+(the notebook cells), `figures`. Reference solutions live in `solutions`, shown only by
+`solution(id, i_am_the_instructor=True)` or the solutions deck.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import progress as _progress
+from . import registry as _catalog
+from .cells import notebook_cells
+from .grader import GradingError, grade
+
+__all__ = ["catalog", "statement", "figure", "grade", "hint", "progress", "solution",
+           "notebook_cells", "GradingError"]
+
+
+class Entry(NamedTuple):
+    """One row of the catalogue."""
+
+    id: str
+    lesson: str
+    name: str
+    title: str
+
+
+class Table(list):
+    """A list of rows that shows as a table in a notebook."""
+
+    header: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        widths = [max(len(str(v)) for v in column) for column in zip(self.header, *self)]
+        lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip()
+                 for row in [self.header, *self]]
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        lines = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
+        lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in self]
+        return "\n".join(lines)
+
+
+def catalog(lesson=None) -> Table:
+    """Every exercise (or one lesson's): id, lesson, name to complete, title."""
+    chosen = _catalog.all_exercises() if lesson is None else _catalog.lesson_exercises(lesson)
+    table = Table(Entry(e.id, e.lesson, e.name, e.title) for e in chosen)
+    table.header = Entry._fields
+    return table
+
+
+class Progress(NamedTuple):
+    """One row of the progress table."""
+
+    id: str
+    title: str
+    status: str
+
+
+def progress() -> Table:
+    """Every exercise with 'solved (date)' or 'not yet', from the progress file beside the notebooks."""
+    solved = _progress.load()
+    table = Table(Progress(e.id, e.title, f"solved {solved[e.id].get('solved', '')}".strip()
+                           if e.id in solved else "not yet") for e in _catalog.all_exercises())
+    table.header = Progress._fields
+    return table
+
+
+class Markdown(str):
+    """A string that a notebook shows as Markdown."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def statement(exercise_id) -> Markdown:
+    """The task of an exercise, with its heading and how to grade it."""
+    from .cells import statement_markdown
+
+    return Markdown(statement_markdown(_catalog.get(exercise_id)))
+
+
+def figure(exercise_id):
+    """The exercise's picture (a matplotlib Figure), or None where it has none."""
+    exercise = _catalog.get(exercise_id)
+    return exercise.figure() if exercise.figure else None
+
+
+def hint(exercise_id, level: int = 1) -> Markdown:
+    """A hint: level 1 points the way, higher levels say more (the last one nearly the answer)."""
+    exercise = _catalog.get(exercise_id)
+    count = len(exercise.hints)
+    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+        raise ValueError(f"level must be an integer >= 1, got {level!r}")
+    text = exercise.hints[min(level, count) - 1]
+    more = (f" (more: `exercises.hint(\"{exercise.id}\", level={level + 1})`)" if level < count
+            else " (that was the last hint)")
+    return Markdown(f"**Hint {min(level, count)}/{count} for {exercise.id}:** {text}{more}")
+
+
+def solution(exercise_id, *, i_am_the_instructor: bool = False) -> Markdown:
+    """The reference solution's source, for instructors: pass i_am_the_instructor=True."""
+    exercise = _catalog.get(exercise_id)
+    if i_am_the_instructor is not True:
+        raise PermissionError(f"solutions are for instructors: try exercises.hint(\"{exercise.id}\") "
+                              "first; an instructor passes i_am_the_instructor=True")
+    from . import solutions
+
+    return Markdown(f"```python\n{solutions.source(exercise.id)}```")

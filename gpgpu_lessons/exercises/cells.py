@@ -1,0 +1,108 @@
+"""The exercises as notebook cells, to append at the end of each lesson, and the solutions deck.
+
+`notebook_cells("03")` returns the cells (nbformat dicts) of lesson 03's exercises: an opening
+slide that lists them, then per exercise a statement slide (heading, task, how to grade), its
+picture where it has one, the skeleton in a cell tagged `exercise`, and the grading cell. Every
+cell has slide metadata; shown code stays within a slide (<= 22 lines of <= 100 characters).
+The skeletons are unsolved: their grading cells print "not yet" and never raise, so nbval passes.
+
+    python -m gpgpu_lessons.exercises append notebooks/        # append to every lesson notebook
+    python -m gpgpu_lessons.exercises solutions build/solutions.ipynb   # the instructors' deck
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from . import registry
+
+MARKER = "exercises-appended"   # metadata key on appended cells, so appending twice replaces them
+
+
+def statement_markdown(exercise: registry.Exercise, heading: str = "##") -> str:
+    """The statement with its heading and the line that says how to grade it."""
+    call = f'exercises.grade("{exercise.id}", {exercise.name})'
+    return (f"{heading} Exercise {exercise.id} · {exercise.title}\n\n{exercise.statement}\n\n"
+            f"Grade it with `{call}`; a hint: `exercises.hint(\"{exercise.id}\")`.")
+
+
+def _cell_id(*parts: str) -> str:
+    return hashlib.sha1("/".join(parts).encode()).hexdigest()[:8]
+
+
+def _cell(kind: str, source: str, slide_type: str, key: str, tags=()) -> dict:
+    metadata = {"slideshow": {"slide_type": slide_type}, MARKER: True}
+    if tags:
+        metadata["tags"] = list(tags)
+    lines = source.splitlines(keepends=True)
+    if lines and lines[-1].endswith("\n"):
+        lines[-1] = lines[-1][:-1]
+    cell = {"cell_type": kind, "id": _cell_id(key, kind, slide_type), "metadata": metadata,
+            "source": lines}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def notebook_cells(lesson) -> list[dict]:
+    """The cells of one lesson's exercises, ready to append to its notebook."""
+    exercises = registry.lesson_exercises(lesson)
+    key = str(lesson).zfill(2)
+    names = ", ".join(f"{e.id} {e.title}" for e in exercises)
+    cells = [
+        _cell("markdown", f"## Exercises · lesson {key}\n\nFrom a warm-up to a hard one: {names}. "
+              "Complete each skeleton, run it, then its grading cell: the grader runs your kernel "
+              "on random data and awkward shapes, and says what is wrong, where, and what the "
+              "kernel does to memory. `exercises.progress()` lists what you solved.",
+              "slide", f"{key}/intro"),
+        _cell("code", f"from gpgpu_lessons import exercises\n\nexercises.catalog(\"{key}\")",
+              "-", f"{key}/catalog"),
+    ]
+    for exercise in exercises:
+        cells.append(_cell("markdown", statement_markdown(exercise), "slide", exercise.id))
+        if exercise.figure is not None:
+            cells.append(_cell("code", f'exercises.figure("{exercise.id}")', "-",
+                               f"{exercise.id}/figure"))
+        cells.append(_cell("code", exercise.skeleton, "subslide", f"{exercise.id}/skeleton",
+                           tags=("exercise",)))
+        cells.append(_cell("code", f'exercises.grade("{exercise.id}", {exercise.name})', "-",
+                           f"{exercise.id}/grade"))
+    return cells
+
+
+def _write(path: Path, notebook: dict) -> None:
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
+def append(notebook_path, lesson=None) -> int:
+    """Append (or replace) a lesson's exercise cells at the end of its notebook; return their count."""
+    path = Path(notebook_path)
+    lesson = lesson if lesson is not None else path.name[:2]
+    notebook = json.loads(path.read_text())
+    kept = [c for c in notebook["cells"] if not c.get("metadata", {}).get(MARKER)]
+    added = notebook_cells(lesson)
+    notebook["cells"] = kept + added
+    _write(path, notebook)
+    return len(added)
+
+
+def solutions_notebook(path) -> Path:
+    """Write the instructors' deck: every statement followed by its reference solution."""
+    from . import solutions
+
+    cells = [_cell("markdown", "# Solutions · every exercise\n\nFor instructors:\n- each "
+                   "statement, then its reference solution\n- not for the students' folder",
+                   "slide", "solutions/title")]
+    for exercise in registry.all_exercises():
+        cells.append(_cell("markdown", statement_markdown(exercise), "slide",
+                           f"solutions/{exercise.id}"))
+        cells.append(_cell("markdown", f"```python\n{solutions.source(exercise.id)}```", "subslide",
+                           f"solutions/{exercise.id}/answer"))
+    notebook = {"cells": cells, "metadata": {"kernelspec": {
+        "display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write(path, notebook)
+    return path

@@ -1,0 +1,239 @@
+"""Grade one attempt: check the call, run the kernel on the cases, trace it, and say what happened.
+
+Order of the questions, each answered in plain words (the first failing one ends the grading):
+1. is it a kernel with the right parameters (a bad call raises TypeError with the fix);
+2. does it run (out of bounds, a crash, a stuck warp: which thread, which line);
+3. are the values right on every case (first wrong index, how many, expected vs got, a picture);
+4. is each output element written by one thread (simulator);
+5. does the tracer see a race, a barrier in a branch, an uninitialised read;
+6. does it do what the exercise asks (coalesced, no bank conflicts, constant broadcast, ...);
+and, on a GPU, how fast it is against the device copy and the reference solution.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .. import runtime
+from . import checks, progress, registry, report, running, tracing
+
+
+class GradingError(TypeError):
+    """A call the grader cannot run: not a kernel, a device function, wrong parameters."""
+
+
+def _kernel_type(fn) -> str:
+    """'kernel', 'device', 'configured', 'function' or 'other'."""
+    if runtime.is_simulator():
+        from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+        if isinstance(fn, FakeCUDAKernel):
+            return "device" if fn._device else "kernel"
+    else:
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        if isinstance(fn, CUDADispatcher):
+            return "device" if fn.targetoptions.get("device") else "kernel"
+        if type(fn).__name__ == "_LaunchConfiguration":
+            return "configured"
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return "function"
+    return "other"
+
+
+def _parameters(function) -> list[str]:
+    signature = inspect.signature(function)
+    return [p.name for p in signature.parameters.values()]
+
+
+def check_call(exercise: registry.Exercise, fn) -> None:
+    """Raise GradingError (a TypeError) with the fix when fn cannot be graded for this exercise."""
+    kind = _kernel_type(fn)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    wanted = f"{exercise.name}({', '.join(exercise.params)})"
+    if exercise.kind == "function":
+        if kind in ("kernel", "device", "configured"):
+            raise GradingError(f"exercise {exercise.id} grades a plain Python function "
+                               f"`{wanted}`, not a @cuda.jit kernel: remove the decorator")
+        if kind != "function":
+            raise GradingError(f"exercise {exercise.id} grades your function `{wanted}`; got "
+                               f"{type(fn).__name__} {fn!r}")
+        required = [p for p in inspect.signature(fn).parameters.values()
+                    if p.default is inspect.Parameter.empty
+                    and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(required) > len(exercise.params) or len(_parameters(fn)) < len(exercise.params):
+            raise GradingError(f"`{name}` takes ({', '.join(_parameters(fn))}); exercise "
+                               f"{exercise.id} calls it as `{wanted}`")
+        return
+    if kind == "configured":
+        raise GradingError("pass the kernel itself, not `kernel[grid, block]`: the grader "
+                           f"chooses the launch, e.g. exercises.grade(\"{exercise.id}\", "
+                           f"{exercise.name})")
+    if kind == "function":
+        raise GradingError(f"`{name}` is a plain Python function, not a kernel: put `@cuda.jit` "
+                           f"on the line above `def {name}(...)` and run that cell again")
+    if kind == "device":
+        raise GradingError(f"`{name}` is a device function (`@cuda.jit(device=True)`): it cannot "
+                           "be launched. Grade the kernel that calls it (plain `@cuda.jit`)")
+    if kind != "kernel":
+        raise GradingError(f"exercise {exercise.id} grades a @cuda.jit kernel `{wanted}`; got "
+                           f"{type(fn).__name__} {fn!r}")
+    params = _parameters(fn.py_func)
+    if len(params) != len(exercise.params):
+        raise GradingError(f"`{name}` takes {len(params)} parameter(s) ({', '.join(params)}); "
+                           f"exercise {exercise.id} launches it as `{wanted}` with "
+                           f"{len(exercise.params)}: keep the skeleton's parameters")
+
+
+def _trace(exercise, fn, case) -> tuple[tracing.Observation | None, str | None]:
+    """(the tracer's facts about one case, None) or (None, why there are none)."""
+    args = []
+    for name in exercise.params:
+        value = case.args[name]
+        if isinstance(value, np.ndarray):
+            value = np.array(value, copy=True)
+            if name in case.expected:
+                value[...] = 0 if name in case.zeros else running.poison(value.dtype)
+        args.append(value)
+    try:
+        return tracing.observe(fn, case.grid, case.block, args,
+                               blocks=exercise.trace_blocks), None
+    except tracing.Unavailable as error:
+        return None, str(error)
+
+
+def _fail(result: report.Report, finding: str, kind: str) -> report.Report:
+    result.findings.append(finding)
+    result.kinds.add(kind)
+    return result
+
+
+def _add_hazards(result: report.Report, observation, fn) -> bool:
+    """Add the tracer's hazards to the report; True when there were any."""
+    found = checks.hazards(observation, fn)
+    for kind, sentence in found:
+        _fail(result, sentence, kind)
+    return bool(found)
+
+
+def _explain_with_trace(result, exercise, fn, case) -> None:
+    """After wrong values: add the races the tracer sees, which often explain them."""
+    try:
+        observation, _ = _trace(exercise, fn, case)
+    except Exception:
+        return
+    if observation is not None:
+        _add_hazards(result, observation, fn)
+
+
+def _check_values(result, case, got, writes) -> bool:
+    """Compare one case's outputs with NumPy; add the findings; True when they are right."""
+    if case.verify is not None:
+        sentence = case.verify(got)
+        if sentence:
+            _fail(result, f"Wrong values for {case.label}: {sentence}.", "values")
+            return False
+        return True
+    for name, expected in case.expected.items():
+        counts = None if writes is None else writes.get(name)
+        sentence, wrong = report.describe_values(
+            name, got[name], expected, rtol=case.rtol, atol=case.atol, writes=counts,
+            block=case.block, case_label=case.label)
+        if sentence:
+            _fail(result, sentence, "values")
+            result.picture_png = report.picture(wrong, counts, f"{name}, {case.label}")
+            return False
+    return True
+
+
+def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -> report.Report:
+    simulator = runtime.is_simulator()
+    cases = exercise.cases(rng, not simulator)
+    traced = cases[exercise.trace_case]
+    observation, missing = None, None
+    if not simulator:
+        # Trace first (on the simulator): an out-of-bounds kernel could wreck the GPU context.
+        try:
+            observation, missing = _trace(exercise, fn, traced)
+        except Exception as error:
+            crash = running.explain(error, fn)
+            return _fail(result, f"{crash.text} (traced on {traced.label})", crash.kind)
+        if observation is not None and any(h.kind == "out of bounds" for h in observation.hazards):
+            _add_hazards(result, observation, fn)
+            return result
+    for case in cases:
+        try:
+            got, writes = running.run(fn, case, exercise.params, count_writes=simulator)
+        except Exception as error:
+            crash = running.explain(error, fn)
+            return _fail(result, f"{crash.text} (on {case.label})", crash.kind)
+        if not _check_values(result, case, got, writes):
+            if simulator:
+                _explain_with_trace(result, exercise, fn, case)
+            elif observation is not None:
+                _add_hazards(result, observation, fn)
+            return result
+        for name, counts in (writes or {}).items():
+            sentence = report.describe_writes(name, counts)
+            if sentence:
+                return _fail(result, f"{sentence} (on {case.label})", "written twice")
+    if simulator:
+        try:
+            observation, missing = _trace(exercise, fn, traced)
+        except Exception as error:
+            crash = running.explain(error, fn)
+            return _fail(result, f"{crash.text} (traced on {traced.label})", crash.kind)
+    if observation is None:
+        result.notes.append("(Values checked; the memory-access checks need the kernel tracer: "
+                            f"{missing}.)")
+    elif _add_hazards(result, observation, fn):
+        result.findings.insert(0, "The values are right on every case, but:")
+        return result
+    for check in exercise.checks:
+        if observation is not None or not getattr(check, "needs_trace", True):
+            for sentence in check(observation, fn, traced):
+                _fail(result, sentence, type(check).__name__)
+    if result.findings:
+        result.findings.insert(0, "The values are right, but the kernel does not do what the "
+                                  "exercise asks:")
+        return result
+    result.passed = True
+    if not simulator and exercise.performance is not None:
+        from . import performance
+
+        result.notes.append(performance.compare(exercise, fn, rng))
+    return result
+
+
+def grade(exercise_id, fn, *, seed=None) -> report.Report:
+    """Grade fn for an exercise and return the report (shown by the notebook, or print it)."""
+    exercise = registry.get(exercise_id)
+    check_call(exercise, fn)
+    rng = np.random.default_rng(seed)
+    result = report.Report(exercise.id, exercise.title, passed=False)
+    try:
+        if exercise.kind == "function":
+            try:
+                findings = exercise.check_function(fn)
+            except Exception as error:
+                findings = [f"Your function raised {type(error).__name__}: {error}"]
+            for finding in findings:
+                _fail(result, finding, "values")
+            result.passed = not findings
+        else:
+            _grade_kernel(exercise, fn, rng, result)
+    except Exception as error:  # never let a grader bug take the notebook down
+        result.passed = False
+        _fail(result, f"The grader itself failed ({type(error).__name__}: {error}); this is a "
+                      "bug of the exercise, not necessarily of your kernel: please report it.",
+              "grader")
+    if result.passed:
+        progress.record(exercise.id)
+        sentence = "Correct"
+        if exercise.kind == "kernel":
+            sentence += " on every case"
+            if exercise.checks and not any(n.startswith("(Values checked") for n in result.notes):
+                sentence += ", and it does what the exercise asks"
+        result.findings.insert(0, sentence + ". " + (exercise.next or ""))
+    return result

@@ -1,0 +1,122 @@
+"""What an exercise is (statement, skeleton, test cases, checks, hints) and where to find one."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+LESSONS = {
+    "00": "Timing GPU code",
+    "01": "Memory coalescing",
+    "02": "Shared memory",
+    "03": "Bank conflicts",
+    "04": "Constant memory",
+    "05": "Atomics vs reduction",
+}
+
+
+@dataclass
+class Case:
+    """One run of a student's kernel: its arguments, its launch and what NumPy says it must give.
+
+    `args` maps each parameter name to a NumPy array (copied to the device) or a scalar;
+    `expected` maps each output's name to the array it must hold afterwards. Outputs start as
+    a poison value (NaN for floats) unless `zeros` names them (kernels that accumulate with
+    atomics). `verify`, when given, replaces the element-wise comparison: it gets the outputs
+    and returns None (right) or a sentence saying what is wrong.
+    """
+
+    label: str
+    args: dict[str, Any]
+    expected: dict[str, np.ndarray]
+    grid: Any
+    block: Any
+    zeros: tuple[str, ...] = ()
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    write_once: bool | tuple[str, ...] = True   # outputs whose elements one thread writes, once
+    verify: Callable[[dict[str, np.ndarray]], str | None] | None = None
+    bytes_moved: int | None = None   # for the bandwidth on a GPU
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An exercise: a statement, a skeleton to complete, and what its grader runs and checks.
+
+    `kind` is "kernel" (the student completes a @cuda.jit kernel that the grader launches on
+    `cases`) or "function" (a plain Python function, graded by `check_function`). `checks` are
+    tracer checks (exercises.checks) that a kernel with the right values must also pass;
+    `trace_case` picks the case that is traced, `trace_blocks` how many of its blocks. `performance`, on a GPU, builds a large case
+    that is timed against the copy ceiling and the reference solution.
+    """
+
+    id: str
+    name: str
+    title: str
+    statement: str
+    skeleton: str
+    params: tuple[str, ...]
+    hints: tuple[str, ...]
+    cases: Callable[[np.random.Generator, bool], list[Case]] | None = None
+    checks: tuple = ()
+    trace_case: int = -1
+    trace_blocks: int | None = 2     # blocks the tracer samples (None: all)
+    kind: str = "kernel"
+    check_function: Callable[[Callable], list[str]] | None = None
+    figure: Callable[[], Any] | None = None
+    next: str = ""
+    performance: Callable[[np.random.Generator], Case] | None = None
+    needs_shared: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def lesson(self) -> str:
+        return self.id.split(".")[0]
+
+
+_EXERCISES: dict[str, Exercise] = {}
+
+
+def _load() -> dict[str, Exercise]:
+    """Import the lesson modules once, in order, and index their exercises by id."""
+    if not _EXERCISES:
+        from . import lesson00, lesson01, lesson02, lesson03, lesson04, lesson05
+
+        for module in (lesson00, lesson01, lesson02, lesson03, lesson04, lesson05):
+            for exercise in module.EXERCISES:
+                if exercise.id in _EXERCISES:
+                    raise RuntimeError(f"two exercises have the id {exercise.id}")
+                _EXERCISES[exercise.id] = exercise
+    return _EXERCISES
+
+
+def all_exercises() -> list[Exercise]:
+    """Every exercise, lesson by lesson, warm-up first."""
+    return list(_load().values())
+
+
+def get(exercise_id) -> Exercise:
+    """The exercise with this id ("03.2"), or a ValueError that lists the ones that exist."""
+    exercises = _load()
+    if not isinstance(exercise_id, str):
+        raise TypeError(f"an exercise id is a string such as \"03.2\", got {exercise_id!r}")
+    key = exercise_id.strip()
+    if key in exercises:
+        return exercises[key]
+    lesson = key.split(".")[0].zfill(2)
+    same_lesson = [e.id for e in exercises.values() if e.lesson == lesson]
+    if same_lesson:
+        raise ValueError(f"there is no exercise {exercise_id!r}; lesson {lesson} has "
+                         f"{', '.join(same_lesson)}")
+    raise ValueError(f"there is no exercise {exercise_id!r}; ids look like \"03.2\" (lesson 03, "
+                     f"exercise 2): exercises.catalog() lists them all")
+
+
+def lesson_exercises(lesson) -> list[Exercise]:
+    """The exercises of one lesson ("03" or 3)."""
+    key = str(lesson).zfill(2)
+    if key not in LESSONS:
+        raise ValueError(f"there is no lesson {lesson!r}; the lessons are {', '.join(LESSONS)}")
+    return [e for e in all_exercises() if e.lesson == key]

@@ -1,0 +1,32 @@
+"""Reference solutions, one module per lesson: instructors and the graders' tests only.
+
+Students do not import this package: `exercises.solution(id, i_am_the_instructor=True)` shows a
+solution on purpose, and `python -m gpgpu_lessons.exercises solutions OUT.ipynb` writes a
+solutions deck.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+
+def _module(exercise_id: str):
+    return importlib.import_module(f"{__name__}.lesson{exercise_id.split('.')[0]}")
+
+
+def reference(exercise_id: str):
+    """The reference kernel (or function) of an exercise."""
+    return _module(exercise_id).REFERENCES[exercise_id]
+
+
+def source(exercise_id: str) -> str:
+    """The reference solution's source, after the constants and device functions it uses."""
+    module = _module(exercise_id)
+    solution = reference(exercise_id)
+    function = getattr(solution, "py_func", solution)
+    parts = []
+    for extra in getattr(module, "SHOWN_WITH", {}).get(exercise_id, ()):
+        parts.append(extra if isinstance(extra, str)
+                     else inspect.getsource(getattr(extra, "py_func", extra)))
+    parts.append(inspect.getsource(function))
+    return "\n\n".join(part.strip("\n") for part in parts) + "\n"

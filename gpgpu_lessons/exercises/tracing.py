@@ -1,0 +1,140 @@
+"""The graders' one door to the kernel tracer (gpgpu_lessons.trace): a few plain facts per launch.
+
+The graders ask what a kernel did to memory (sectors per request, bank wavefronts, constant
+broadcasts, atomic contention, races, barriers reached by part of a block). This module asks the
+tracer and turns its answer into the small records below, so that the graders do not depend on
+the tracer's internals; when the tracer is missing or cannot trace a kernel, `observe` raises
+`Unavailable` and the graders judge on values alone (and say so).
+"""
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+
+
+class Unavailable(RuntimeError):
+    """The tracer is not installed, or could not trace this kernel."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """What the warps did at one source line, in one memory space, with one kind of access."""
+
+    line: int
+    space: str               # "global", "shared", "constant", "local"
+    op: str                  # "load", "store", "atomic"
+    requests: int            # warp-level requests
+    sectors: float = 0.0     # 32-byte sectors moved (global)
+    ideal_sectors: float = 0.0
+    wavefronts: float = 0.0  # shared-memory wavefronts (the 32-bank rule)
+    ideal_wavefronts: float = 0.0
+    distinct: float = 0.0    # constant: distinct addresses per request; atomics: the same
+    same_address: float = 0.0  # atomics: most lanes of one request on one address
+    text: str = ""
+
+    @property
+    def sectors_per_request(self) -> float:
+        return self.sectors / self.requests if self.requests else 0.0
+
+    @property
+    def ideal_per_request(self) -> float:
+        return self.ideal_sectors / self.requests if self.requests else 0.0
+
+    @property
+    def conflict_ways(self) -> float:
+        return self.wavefronts / self.ideal_wavefronts if self.ideal_wavefronts else 1.0
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A race, a barrier reached by part of a block, an uninitialised read or an out-of-bounds index."""
+
+    kind: str                # "RAW", "WAR", "WAW", "barrier", "uninitialised", "out of bounds"
+    space: str = ""
+    lines: tuple[int, ...] = ()
+    block: tuple = ()
+    threads: tuple = ()
+    detail: str = ""
+
+
+@dataclass
+class Observation:
+    """The tracer's facts about one launch."""
+
+    lines: list[Line] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
+    warps: int = 0
+
+    def select(self, space=None, op=None) -> list[Line]:
+        return [row for row in self.lines if (space is None or row.space == space)
+                and (op is None or row.op == op)]
+
+
+def source_line(kernel, line: int) -> str:
+    """The text of a line of the kernel's source file (a notebook cell included)."""
+    filename = kernel.py_func.__code__.co_filename
+    return linecache.getline(filename, line).strip()
+
+
+def _tracer():
+    try:
+        from .. import trace
+    except ImportError as error:
+        raise Unavailable(f"the kernel tracer is not installed ({error})") from None
+    function = getattr(trace, "trace_kernel", None)
+    if function is None:
+        raise Unavailable("gpgpu_lessons.trace has no trace_kernel")
+    return function
+
+
+def available() -> bool:
+    """True when the tracer can be imported."""
+    try:
+        _tracer()
+    except Unavailable:
+        return False
+    return True
+
+
+def _get(row, name, default=0):
+    if isinstance(row, dict):
+        return row.get(name, default)
+    return getattr(row, name, default)
+
+
+def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
+    """Trace one launch of kernel[grid, block](*args) and return its facts (or raise Unavailable).
+
+    `blocks` samples blocks (see trace_kernel). Errors of the kernel itself propagate as they are.
+    """
+    trace_kernel = _tracer()
+    from ..trace import UnsupportedError
+
+    try:
+        result = trace_kernel(kernel, grid, block, *args, blocks=blocks)
+    except UnsupportedError as error:
+        raise Unavailable(f"the tracer cannot trace this kernel ({error})") from None
+    observation = Observation(warps=int(_get(result, "warps", 0) or 0))
+    for row in _get(result, "lines", []) or []:
+        line = int(_get(row, "line"))
+        requests = int(_get(row, "requests", 0) or 0)
+        per = (lambda total: float(total or 0) / requests if requests else 0.0)
+        observation.lines.append(Line(
+            line=line, space=str(_get(row, "space", "")), op=str(_get(row, "op", "")),
+            requests=requests,
+            sectors=float(_get(row, "sectors", 0) or 0),
+            ideal_sectors=float(_get(row, "ideal_sectors", 0) or 0),
+            wavefronts=float(_get(row, "wavefronts", 0) or 0),
+            ideal_wavefronts=float(_get(row, "ideal_wavefronts", 0) or 0),
+            distinct=per(_get(row, "addresses", 0)),
+            same_address=per(_get(row, "contention", 0)),
+            text=str(_get(row, "source", "") or "") or source_line(kernel, line)))
+    for hazard in _get(result, "hazards", []) or []:
+        kind = str(_get(hazard, "kind", ""))
+        observation.hazards.append(Hazard(
+            kind="out of bounds" if kind == "out-of-bounds" else kind,
+            space=str(_get(hazard, "space", "")),
+            lines=tuple(_get(hazard, "lines", ()) or ()), block=tuple(_get(hazard, "block", ()) or ()),
+            threads=tuple(_get(hazard, "threads", ()) or ()),
+            detail=str(_get(hazard, "message", "") or "")))
+    return observation
