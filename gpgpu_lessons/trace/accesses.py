@@ -205,7 +205,7 @@ def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, o
         padded = np.full((len(src), 3), -1, dtype=np.int64)
         padded[:, :matrix.shape[1]] = matrix[:, :3]
         size, part = np.full(len(src), view.size, dtype=np.int64), np.zeros(len(src), np.int8)
-        if view.dtype.kind == "c" and view.size == view.dtype.itemsize:
+        if view.dtype.kind == "c" and not view.wide:
             # Numba moves a complex number as two accesses: its real, then its imaginary part
             half = view.size // 2
             src, padded = np.repeat(src, 2), np.repeat(padded, 2, axis=0)

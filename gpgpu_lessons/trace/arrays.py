@@ -45,6 +45,7 @@ class View:
     base: int             # simulated byte address of element 0 (local: offset in the thread's slot)
     size: int             # bytes one access moves
     parent: int | None = None   # the view it was derived from (the array as the kernel sees it)
+    wide: bool = False          # several elements moved as one access (device.vector)
 
 
 @dataclass
@@ -281,7 +282,7 @@ class Tracer:
         if key not in self._derived:
             view = self.views[view_id]
             wide = View(len(self.views), view.name, view.space, view.dtype, view.shape,
-                        view.strides, view.base, view.size * count, view_id)
+                        view.strides, view.base, view.size * count, view_id, wide=True)
             self.views.append(wide)
             self._derived[key] = wide.id
         return self._derived[key]

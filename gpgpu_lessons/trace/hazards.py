@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .accesses import WARP, Accesses, Barriers
-from .arrays import ATOMIC, OPS, SPACES, STORE
+from .arrays import ATOMIC, LOAD, OPS, SPACES, STORE
 from .model import GLOBAL, SHARED
 from .record import Recording
 
@@ -145,7 +145,10 @@ def _add_race(acc, p, r, kind, rec, sites, found):
 
 
 def uninitialised(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
-    """Reads of shared memory that no thread of the block has written before in this launch."""
+    """Reads of shared memory that no thread of the block has written before in this launch.
+
+    Written means: by a store in an earlier barrier interval (by an atomic too, for loads).
+    """
     rows = np.flatnonzero(acc.space == SHARED)
     if not len(rows):
         return []
@@ -153,10 +156,13 @@ def uninitialised(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
     order = np.lexsort((acc.interval[rows], address, block))
     start = np.ones(len(order), dtype=bool)
     start[1:] = (block[order][1:] != block[order][:-1]) | (address[order][1:] != address[order][:-1])
-    store_interval = np.where(acc.op[rows] == STORE, acc.interval[rows], np.iinfo(np.int64).max)
-    first_store = np.minimum.reduceat(store_interval[order], np.flatnonzero(start))
+    never = np.iinfo(np.int64).max
+    op, when = acc.op[rows][order], acc.interval[rows][order]
+    # an atomic updates memory (later loads read what it wrote) but reads it first
+    stored = np.minimum.reduceat(np.where(op == STORE, when, never), np.flatnonzero(start))
+    written = np.minimum.reduceat(np.where(op != LOAD, when, never), np.flatnonzero(start))
     group = np.cumsum(start) - 1
-    bad = (acc.op[rows][order] != STORE) & (acc.interval[rows][order] < first_store[group])
+    bad = np.where(op == LOAD, when < written[group], (op == ATOMIC) & (when < stored[group]))
     found = _Found()
     for r in rows[order][bad]:
         site = sites[acc.site[r]]

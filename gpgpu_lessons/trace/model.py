@@ -4,10 +4,11 @@ The rules (Volta and later; what Nsight Compute counts):
 
 - global and local memory move 32-byte sectors: a request costs the distinct sectors its lanes
   touch; ideally its distinct bytes / 32 (4 for 32 neighbouring floats, 32 for a column);
-- shared memory has 32 banks of 4 bytes, byte b in bank (b // 4) % 32; one wavefront serves
-  at most 128 bytes: 8-byte lanes are served 16 at a time and 16-byte lanes 8 at a time; within
-  such a phase, lanes touching different 4-byte words of one bank take turns (an n-way conflict
-  costs n wavefronts) and lanes touching the same word share it (broadcast);
+- shared memory has 32 banks of 4 bytes, byte b in bank (b // 4) % 32; one wavefront returns
+  at most 128 bytes (one 4-byte register per lane): 8-byte lanes are served 16 at a time and
+  16-byte lanes 8 at a time; within such a phase, lanes touching different 4-byte words of one
+  bank take turns (an n-way conflict costs n wavefronts) and lanes touching the same word share
+  it (broadcast); ideally a request takes its lanes x bytes / 128 wavefronts;
 - constant memory serves one address per cycle to the whole warp: n distinct addresses in a
   request are n serialised reads;
 - atomics on the same address from lanes of one warp are serialised (contention).
@@ -61,9 +62,9 @@ def wavefronts(byte_addresses, size: int = 4, lanes=None) -> int:
     return sum(per_phase.values())
 
 
-def ideal_wavefronts(byte_addresses, size: int = 4) -> int:
-    """Wavefronts without conflicts: the request's distinct bytes / 128, at least 1."""
-    return max(1, math.ceil(len(set(byte_addresses)) * size / WAVEFRONT_BYTES))
+def ideal_wavefronts(lanes: int, size: int = 4) -> int:
+    """Wavefronts without conflicts: the bytes returned to the lanes / 128, at least 1."""
+    return max(1, math.ceil(lanes * size / WAVEFRONT_BYTES))
 
 
 def sectors(byte_addresses, size: int = 4) -> int:
@@ -203,7 +204,8 @@ def requests(acc: Accesses) -> Requests:
     shared = acc.space == SHARED
     if shared.any():
         waves = _wavefronts(req[shared], lane[shared], acc.address[shared], acc.size[shared], n)
-        ideal_w = np.where(space == SHARED, np.maximum(1, -(-distinct // WAVEFRONT_BYTES)), 0)
+        lane_bytes = np.bincount(req, weights=acc.size, minlength=n).astype(np.int64)
+        ideal_w = np.where(space == SHARED, np.maximum(1, -(-lane_bytes // WAVEFRONT_BYTES)), 0)
     return Requests(
         block=acc.block[first_rows], warp=warp[first_rows], site=acc.site[first_rows],
         occurrence=acc.occurrence[first_rows], space=space, op=acc.op[first_rows],
