@@ -1,11 +1,10 @@
-"""The parallel-sum ladder against a float64 NumPy sum, on sizes that are not multiples of a block."""
+"""Lesson 05's sums: every rung of the ladder and the tuned grid-stride sum against float64."""
 import numpy as np
 import pytest
 from numba import cuda
 
-from gpgpu_lessons.kernels import reduction
-
-TREES = list(reduction.TREE_STEPS)
+from gpgpu_lessons.l05_atomics_vs_reduction import fast, figures, tables, textbook
+from gpgpu_lessons.timing import Timing
 
 
 def poisoned_total():
@@ -18,46 +17,130 @@ def check_sum(got, a):
     assert np.isclose(got, expected, rtol=1e-5, atol=1e-6), (got, expected)
 
 
-@pytest.mark.parametrize("n", [1, 31, 33, 600])
-@pytest.mark.parametrize("variant", TREES)
-def test_tree_sums_match_numpy(rng, variant, n):
-    a = rng.random(n, dtype=np.float32)
-    check_sum(reduction.parallel_sum(a, variant=variant), a)
+@pytest.mark.parametrize("variant", textbook.LADDER)
+def test_every_rung_matches_numpy_on_interleaved_sizes(rng, variant):
+    """Sizes not a multiple of a block, in one process: nothing kept from one call to the next."""
+    for n in (1, 600):                                              # one block, then several
+        a = rng.random(n, dtype=np.float32) - np.float32(0.25)      # mixed signs
+        got = textbook.parallel_sum(a, variant=variant)
+        assert isinstance(got, float)
+        check_sum(got, a)
 
 
-@pytest.mark.parametrize("n", [1, 33, 4099])
-@pytest.mark.parametrize("variant", [reduction.ATOMIC_PER_ELEMENT, reduction.GRID_STRIDE])
-def test_atomic_sums_match_numpy(rng, variant, n):
-    a = rng.random(n, dtype=np.float32) - np.float32(0.25)   # signs mixed, sum far from zero
-    check_sum(reduction.parallel_sum(a, variant=variant), a)
-
-
-@pytest.mark.parametrize("variant", [reduction.GRID_STRIDE, "warp-shuffle finish", reduction.ATOMIC_PER_ELEMENT])
-def test_device_input_writes_poisoned_out_without_copying_back(rng, variant):
+@pytest.mark.parametrize("variant", [textbook.GRID_STRIDE, "warp-shuffle finish",
+                                     textbook.ATOMIC_PER_ELEMENT])
+def test_out_is_overwritten_never_added_to(rng, variant):
     a = rng.random(257, dtype=np.float32)
+    out = cuda.to_device(np.full(1, 1000, dtype=np.float32))
+    for _ in range(2):
+        assert textbook.parallel_sum(cuda.to_device(a), variant=variant, out=out) is out
+        check_sum(out.copy_to_host()[0], a)
+    host_out = np.full(1, np.nan, dtype=np.float32)
+    assert textbook.parallel_sum(a, variant=variant, out=host_out) is host_out
+    check_sum(host_out[0], a)
+
+
+def test_numba_reduce_peer(rng):
+    a = rng.random(300, dtype=np.float32)
+    check_sum(textbook.numba_reduce_sum(a), a)
     out = poisoned_total()
-    returned = reduction.parallel_sum(cuda.to_device(a), variant=variant, out=out)
-    assert returned is out
-    check_sum(out.copy_to_host()[0], a)
+    check_sum(textbook.numba_reduce_sum(cuda.to_device(a), out=out).copy_to_host()[0], a)
 
 
-def test_tree_sum_twice_reuses_its_buffers(rng):
-    a = rng.random(600, dtype=np.float32)
-    first = reduction.parallel_sum(a, variant="sequential addressing")
-    assert first == reduction.parallel_sum(a, variant="sequential addressing")
+@pytest.mark.parametrize("total", [textbook.parallel_sum, fast.sum_grid_stride])
+def test_bad_input_is_refused_before_any_launch(total):
+    with pytest.raises(TypeError, match="dtype float64"):
+        total(np.ones(4))
+    with pytest.raises(TypeError, match="dtype int32"):
+        total(np.ones(4, dtype=np.int32))
+    with pytest.raises(ValueError, match="must be 1-D"):
+        total(np.ones((2, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="empty"):
+        total(np.ones(0, dtype=np.float32))
+    with pytest.raises(TypeError, match="NumPy array or a device array"):
+        total([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"must have shape \(1,\)"):
+        total(np.ones(4, dtype=np.float32), out=cuda.device_array(0, dtype=np.float32))
+    one = cuda.to_device(np.ones(1, dtype=np.float32))
+    with pytest.raises(ValueError, match="shares memory"):
+        total(one, out=one)
+    assert total(np.arange(1, 101, dtype=np.float32)) == 5050      # a failed call, then a good one
 
 
-@pytest.mark.parametrize("n", [1, 300])
-def test_numba_reduce_peer(rng, n):
-    a = rng.random(n, dtype=np.float32)
-    check_sum(reduction.numba_reduce_sum(a), a)
-    out = poisoned_total()
-    check_sum(reduction.numba_reduce_sum(cuda.to_device(a), out=out).copy_to_host()[0], a)
+def test_bad_options_are_named():
+    good = np.ones(4, dtype=np.float32)
+    with pytest.raises(ValueError, match="unknown variant"):
+        textbook.parallel_sum(good, variant="magic")
+    with pytest.raises(ValueError, match="multiple of 32"):
+        fast.sum_grid_stride(good, block=48)
+    with pytest.raises(ValueError, match="at most 1024"):
+        fast.sum_grid_stride(good, block=2048)
+    with pytest.raises(ValueError, match="vector must be 1 or 4"):
+        fast.sum_grid_stride(good, vector=2)
+    with pytest.raises(ValueError, match="items"):
+        fast.sum_grid_stride(good, items=0)
 
 
-@pytest.mark.parametrize("variant", TREES)
+@pytest.mark.parametrize("config", fast.OTHER_SUMS, ids=str)
+def test_grid_stride_configurations(rng, config):
+    """Whole loads, a ragged tail, the last floats; two blocks, so the hand-over has a last one."""
+    block, items, vector, readonly, hand_over = config
+    for n in (1027, 3):
+        a = rng.random(n, dtype=np.float32) - np.float32(0.25)
+        out = poisoned_total()
+        fast.sum_grid_stride(cuda.to_device(a), out=out, block=block, items=items, vector=vector,
+                             readonly=readonly, hand_over=hand_over, blocks=2)
+        check_sum(out.copy_to_host()[0], a)
+
+
+def test_tuned_sum_matches_numpy_and_returns_a_float(rng):
+    a = rng.random(4099, dtype=np.float32)
+    got = fast.sum_grid_stride(a)
+    assert isinstance(got, float)
+    check_sum(got, a)
+    check_sum(fast.sum_grid_stride(a[1:]), a[1:])                    # a view off 16-byte alignment
+
+
+def test_a_hand_over_that_fails_midway_leaves_nothing_for_the_next_call():
+    """Issue 13: a failed launch left its partial sum in a module-level accumulator (10100 for
+    1..100 after it); now the accumulator belongs to the call."""
+    one_to_100 = np.arange(1, 101, dtype=np.float32)
+    acc, tickets = cuda.to_device(np.zeros(1, np.float32)), cuda.to_device(np.zeros(1, np.uint32))
+    d_a, no_room = cuda.to_device(one_to_100), cuda.device_array(0, np.float32)
+    with pytest.raises(IndexError):      # no room for the total: the last block fails after its add
+        fast.sum_grid_stride_tuned[1, fast.SUM_BLOCK](d_a, no_room, acc, tickets)
+    assert acc.copy_to_host()[0] == 5050
+    assert fast.sum_grid_stride(one_to_100) == 5050
+    assert textbook.parallel_sum(one_to_100) == 5050
+
+
+def test_each_call_prepares_its_own_hand_over_state(rng):
+    d_a = cuda.to_device(rng.random(10, dtype=np.float32))
+    first, second = fast.sum_grid_stride.prepare(d_a), fast.sum_grid_stride.prepare(d_a)
+    assert first.steps[-1].args[2] is not second.steps[-1].args[2]
+    for prepared in (first, second, first):                         # launches run again and again
+        check_sum(prepared.result(), d_a.copy_to_host())
+
+
+def test_every_configuration_is_its_own_kernel():
+    configs = (fast.TUNED_SUM, *fast.OTHER_SUMS)
+    names = {fast.grid_stride_kernel(*c).py_func.__name__ for c in configs}
+    assert len(names) == 1 + len(fast.OTHER_SUMS)
+    assert fast.grid_stride_kernel(*fast.TUNED_SUM) is fast.sum_grid_stride_tuned
+    assert set(fast.TUNING["space"]) == set(fast.TUNING["chosen"])
+    for name, value in fast.TUNING["chosen"].items():
+        assert value in fast.TUNING["space"][name]
+
+
+def test_the_tuning_case_builds_a_launch():
+    prepared, nbytes = fast.TUNING["case"](**fast.TUNING["chosen"])
+    assert nbytes == 4 * 2**10
+    assert np.isfinite(prepared.result().copy_to_host()[0])
+
+
+@pytest.mark.parametrize("variant", figures.TREE_ORDER)
 def test_tree_pairs_follow_the_kernel_formulas(variant):
-    steps = reduction.tree_pairs(variant, threads=8)
+    steps = figures.tree_pairs(variant, threads=8)
     values = list(range(1, 9))
     for pairs in steps:
         for _, dst, src in pairs:
@@ -69,59 +152,26 @@ def test_tree_pairs_follow_the_kernel_formulas(variant):
         assert steps[1] == [(0, 0, 2), (1, 4, 6)]
     else:
         assert steps[0] == [(0, 0, 4), (1, 1, 5), (2, 2, 6), (3, 3, 7)]
-
-
-def test_bad_input_is_named():
-    good = np.ones(4, dtype=np.float32)
-    with pytest.raises(TypeError, match="dtype float64"):
-        reduction.parallel_sum(np.ones(4))
-    with pytest.raises(ValueError, match="must be 1-D"):
-        reduction.parallel_sum(np.ones((2, 2), dtype=np.float32))
-    with pytest.raises(ValueError, match="empty"):
-        reduction.parallel_sum(np.ones(0, dtype=np.float32))
-    with pytest.raises(TypeError, match="NumPy array or a Numba device array"):
-        reduction.parallel_sum([1.0, 2.0])
-    with pytest.raises(ValueError, match="unknown variant"):
-        reduction.parallel_sum(good, variant="magic")
-    with pytest.raises(ValueError, match=r"must have shape \(1,\)"):
-        reduction.parallel_sum(good, out=cuda.device_array(2, dtype=np.float32))
     with pytest.raises(ValueError, match="power of two"):
-        reduction.tree_pairs("sequential addressing", threads=6)
+        figures.tree_pairs(variant, threads=6)
+
+
+def test_trees_figure_and_bad_tree():
+    assert len(figures.trees(threads=4).axes) == 3
     with pytest.raises(ValueError, match="tree_pairs draws"):
-        reduction.tree_pairs(reduction.GRID_STRIDE)
+        figures.tree_pairs(textbook.GRID_STRIDE)
 
 
 def test_speedups_table():
-    from gpgpu_lessons.timing import Timing
-    slow, fast = Timing("slow", [4.0], 400), Timing("fast", [1.0], 400)
-    header, rows = reduction.speedups([slow, fast], ceiling=Timing("copy", [1.0], 800))
+    slow, quick = Timing("slow", [4.0], 400), Timing("fast", [1.0], 400)
+    header, rows = tables.speedups([slow, quick], ceiling=Timing("copy", [1.0], 800))
     assert header[-2:] == ["step speed-up", "cumulative"]
     assert rows[0][4] is None and rows[1][4] == 4.0 and rows[1][5] == 4.0
     assert rows[1][3] == pytest.approx(50.0)
 
 
-@pytest.mark.parametrize("n", [1, 3, 5, 31, 1027])
-@pytest.mark.parametrize("threads, items, vector", [(64, 2, 4), (32, 3, 1), (96, 1, 4)])
-def test_grid_stride_configurations(rng, n, threads, items, vector):
-    """Every launch configuration tune.py measures: whole loads, the ragged tail, the last floats."""
-    a = rng.random(n, dtype=np.float32) - np.float32(0.25)
-    out = poisoned_total()
-    reduction.sum_grid_stride(cuda.to_device(a), out, threads=threads, items=items, vector=vector)
-    check_sum(out.copy_to_host()[0], a)
-
-
-def test_float32x4_load_reads_four_neighbours():
-    a = np.arange(8, dtype=np.float32)
-    assert reduction.load_float32x4(a, 4) == (4.0, 5.0, 6.0, 7.0)
-
-
-@pytest.mark.parametrize("n", [1, 700, 4099])
-def test_hand_over_leaves_its_state_at_zero(rng, n):
-    """Several blocks: the last one moves the sum out and resets; a second launch starts from zero."""
-    a = rng.random(n, dtype=np.float32)
-    for _ in range(2):
-        out = poisoned_total()
-        reduction.sum_grid_stride(cuda.to_device(a), out, threads=32, items=2, vector=4, hand_over=True,
-                                  blocks=3)
-        check_sum(out.copy_to_host()[0], a)
-    assert [state.copy_to_host()[0] for state in reduction._hand_over_state] == [0, 0]
+def test_seed_rows_put_ours_beside_the_seeds():
+    header, rows = tables.seed_rows([100, 10_000], {"1 brute force": [Timing("b", [0.5])]},
+                                    ["1 brute force", "warp shuffle"])
+    assert header == ["variant", "n=1e+02", "n=1e+04"]
+    assert rows == [["1 brute force", "0.5 / 2.457", "- / 158"], ["warp shuffle", "-", "-"]]
