@@ -1,38 +1,63 @@
-"""The bank/conflict calculator against hand-worked cases, and the ncu CSV parsing."""
+"""Lesson 03's bank model against hand-worked cases, its pictures, and the ncu counters' parsing."""
+
 import pytest
 
-from gpgpu_lessons import banks, profiling
-from gpgpu_lessons.kernels import transpose
+from gpgpu_lessons.l03_bank_conflicts import banks, fast, figures, profiling, textbook
 
 
 def test_banks_are_4_bytes_wide_and_32_of_them():
     assert [banks.bank_of(b) for b in (0, 3, 4, 124, 128, 132)] == [0, 0, 1, 31, 0, 1]
 
 
-def test_the_calculator_uses_the_kernels_own_slot_formula():
-    assert banks.tile_slot is transpose.tile_slot
-    assert transpose.tile_slot(2, 3, 33) == 2 * 33 + 3
+def test_the_model_follows_the_kernels_tiles():
+    assert banks.tile_slot(2, 3, 33) == 2 * 33 + 3  # (TILE, TILE + 1) stored row by row
+    assert banks.Variant("shared").threads == (textbook.TILE, textbook.ROWS)
+    assert banks.WIDE.threads == fast.WIDE_BLOCK and banks.WIDE.vec == fast.WIDE_VEC
 
 
 def test_wavefront_rules():
-    assert banks.wavefronts([4 * i for i in range(32)]) == 1              # 32 banks, one word each
-    assert banks.wavefronts([0] * 32) == 1                                # one word: a broadcast
-    assert banks.wavefronts([128 * i for i in range(32)]) == 32           # one bank, 32 words
-    assert banks.wavefronts([8 * i for i in range(32)]) == 2              # stride 2: 2-way
-    assert banks.wavefronts([8 * i for i in range(32)], size=8) == 2      # 8-byte: two half-warps
+    assert banks.wavefronts([4 * i for i in range(32)]) == 1  # 32 banks, one word each
+    assert banks.wavefronts([0] * 32) == 1  # one word: a broadcast
+    assert banks.wavefronts([128 * i for i in range(32)]) == 32  # one bank, 32 words
+    assert banks.wavefronts([8 * i for i in range(32)]) == 2  # stride 2: 2-way
+    assert banks.wavefronts([8 * i for i in range(32)], size=8) == 2  # 8-byte: two half-warps
     assert banks.ideal_wavefronts(32, 8) == 2 and banks.ideal_wavefronts(16, 4) == 1
 
 
 def test_seed_003_4x4_tiles_on_an_8x8_matrix():
-    """Seed 003 works the 4x4 tile (size + 1 = 5 slots a row) through by hand: these are its tables."""
+    """Seed 003 works the 4x4 tile (size + 1 = 5 slots a row) through by hand: its tables."""
     variant = banks.Variant("shared", tile=4, rows=4, pad=1)
     first = banks.requests(variant, (8, 8), block=(0, 0))
     column = next(r for r in first if r.space == "shared" and r.op == "ld")
-    assert list(column.elements) == [0, 5, 10, 15, 1, 6, 11, 16, 2, 7, 12, 17, 3, 8, 13, 18]  # index_tile
+    assert list(column.elements) == [
+        0,
+        5,
+        10,
+        15,
+        1,
+        6,
+        11,
+        16,
+        2,
+        7,
+        12,
+        17,
+        3,
+        8,
+        13,
+        18,
+    ]  # index_tile
     # index_out for (gx, gy) = (0, 0), (0, 1) and (1, 1): block x = gx, block y = gy
-    for block, expected in (((0, 0), [0, 1, 2, 3, 8, 9, 10, 11]), ((0, 1), [4, 5, 6, 7, 12, 13, 14, 15]),
-                            ((1, 1), [36, 37, 38, 39, 44, 45, 46, 47])):
-        stores = [r for r in banks.requests(variant, (8, 8), block=block) if r.space == "global" and r.op == "st"]
+    for block, expected in (
+        ((0, 0), [0, 1, 2, 3, 8, 9, 10, 11]),
+        ((0, 1), [4, 5, 6, 7, 12, 13, 14, 15]),
+        ((1, 1), [36, 37, 38, 39, 44, 45, 46, 47]),
+    ):
+        stores = [
+            r
+            for r in banks.requests(variant, (8, 8), block=block)
+            if r.space == "global" and r.op == "st"
+        ]
         assert list(stores[0].elements[:8]) == expected
     # the seed's picture of 4 banks: slots 0, 5, 10, 15 land in banks 0, 1, 2, 3
     assert [banks.bank_of(4 * s, banks=4) for s in (0, 5, 10, 15)] == [0, 1, 2, 3]
@@ -40,14 +65,17 @@ def test_seed_003_4x4_tiles_on_an_8x8_matrix():
     assert [banks.bank_of(4 * s, banks=4) for s in unpadded.elements[:4]] == [0, 0, 0, 0]
 
 
-@pytest.mark.parametrize("tile, rows, pad, itemsize, cost, ways", [
-    (32, 8, 0, 4, 32, 32),   # a tile column lives in one bank
-    (32, 8, 1, 4, 1, 1),     # +1 moves each row one bank on
-    (32, 8, 0, 8, 32, 16),   # 8-byte: 16 lanes a phase, all in banks 0 and 1
-    (32, 8, 1, 8, 2, 1),     # 8-byte, padded: conflict free (2 wavefronts is the minimum)
-    (16, 16, 0, 4, 8, 8),    # seed 000's 16x16: a warp spans two tile rows
-    (16, 16, 1, 4, 2, 2),    # lane 15 of row 1 (slot 256) meets lane 0 of row 0 in bank 0
-])
+@pytest.mark.parametrize(
+    "tile, rows, pad, itemsize, cost, ways",
+    [
+        (32, 8, 0, 4, 32, 32),  # a tile column lives in one bank
+        (32, 8, 1, 4, 1, 1),  # +1 moves each row one bank on
+        (32, 8, 0, 8, 32, 16),  # 8-byte: 16 lanes a phase, all in banks 0 and 1
+        (32, 8, 1, 8, 2, 1),  # 8-byte, padded: conflict free (2 wavefronts is the minimum)
+        (16, 16, 0, 4, 8, 8),  # seed 000's 16x16: a warp spans two tile rows
+        (16, 16, 1, 4, 2, 2),  # lane 15 of row 1 (slot 256) meets lane 0 of row 0 in bank 0
+    ],
+)
 def test_column_read_conflicts(tile, rows, pad, itemsize, cost, ways):
     request = banks.column_read(tile, pad, itemsize, rows)
     assert len(request.elements) == 32
@@ -65,36 +93,64 @@ def test_lane_table_and_global_sectors():
 def test_predictions_for_the_profiled_kernels():
     side = (4096, 4096)
     naive = banks.predict(banks.Variant("naive"), side)
-    assert naive["global_st_sectors_per_request"] == 32 and naive["global_ld_sectors_per_request"] == 4
+    assert (
+        naive["global_st_sectors_per_request"] == 32 and naive["global_ld_sectors_per_request"] == 4
+    )
     tiled = banks.predict(banks.Variant("shared", pad=0), side)
-    requests = (4096 // 32) ** 2 * 8 * 4            # blocks x warps x loop iterations
+    requests = (4096 // 32) ** 2 * 8 * 4  # blocks x warps x loop iterations
     assert tiled["shared_ld_requests"] == requests
     assert tiled["shared_ld_bank_conflicts"] == 31 * requests
     assert tiled["global_st_sectors_per_request"] == 4
     padded = banks.predict(banks.Variant("shared", pad=1), side)
     assert padded["shared_ld_bank_conflicts"] == padded["shared_st_bank_conflicts"] == 0
     wide = banks.predict(banks.WIDE, side)
-    sectors = 32 * 4 * banks.WIDE.vec // 32                            # 32 lanes x 4 vec bytes
+    sectors = 32 * 4 * banks.WIDE.vec // 32  # 32 lanes x 4 vec bytes
     assert wide["global_st_sectors_per_request"] == wide["global_ld_sectors_per_request"] == sectors
-    assert wide["shared_ld_wavefronts_per_request"] == 2    # lanes read rows vec tx + i: 2-way conflicts
+    assert (
+        wide["shared_ld_wavefronts_per_request"] == 2
+    )  # lanes read rows vec tx + i: 2-way conflicts
 
 
 def test_picture_draws():
-    fig = banks.picture()
-    assert len(fig.axes) == 2 and "32-way" in fig.axes[0].get_title() and "1-way" in fig.axes[1].get_title()
+    fig = figures.bank_picture()
+    assert (
+        len(fig.axes) == 2
+        and "32-way" in fig.axes[0].get_title()
+        and "1-way" in fig.axes[1].get_title()
+    )
+
+
+def csv_line(*fields) -> str:
+    return ",".join(f'"{field}"' for field in fields)
+
+
+HEADER = csv_line("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
+                  "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name",
+                  "Metric Name", "Metric Unit", "Metric Value")
+
+
+def sample_row(kernel_id, name, metric, unit, value) -> str:
+    """One metric of one kernel, as ncu --csv prints it (launch details made up)."""
+    return csv_line(kernel_id, "123", "python3.12", "127.0.0.1", name, "1", "7", "(32, 8, 1)",
+                    "(128, 128, 1)", "0", "9.0", "Command line profiler metrics", metric, unit,
+                    value)
 
 
 # A FORMAT SAMPLE, not a measurement: the layout of `ncu --csv --print-units base` output, with
 # made-up numbers, ncu's own messages and the program's output mixed in.
-NCU_FORMAT_SAMPLE = '''==PROF== Connected to process 123 (/usr/bin/python3.12)
-gpgpu_lessons: running on the GPU (NVIDIA H200): made-up line.
-==PROF== Profiling "copy_or_transpose_direct": 0%....50%....100% - 3 passes
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
-"0","123","python3.12","127.0.0.1","copy_or_transpose_direct","1","7","(32, 8, 1)","(128, 128, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","12,345"
-"0","123","python3.12","127.0.0.1","copy_or_transpose_direct","1","7","(32, 8, 1)","(128, 128, 1)","0","9.0","Command line profiler metrics","l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum","sector","1,600"
-"0","123","python3.12","127.0.0.1","copy_or_transpose_direct","1","7","(32, 8, 1)","(128, 128, 1)","0","9.0","Command line profiler metrics","l1tex__t_requests_pipe_lsu_mem_global_op_st.sum","","50"
-"1","123","python3.12","127.0.0.1","transpose_through_shared","1","7","(32, 8, 1)","(128, 128, 1)","0","9.0","Command line profiler metrics","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum","","n/a"
-'''
+NCU_FORMAT_SAMPLE = "\n".join([
+    "==PROF== Connected to process 123 (/usr/bin/python3.12)",
+    "gpgpu_lessons: running on the GPU (NVIDIA H200): made-up line.",
+    '==PROF== Profiling "copy_or_transpose_direct": 0%....50%....100% - 3 passes',
+    HEADER,
+    sample_row(0, "copy_or_transpose_direct", "gpu__time_duration.sum", "nsecond", "12,345"),
+    sample_row(0, "copy_or_transpose_direct", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+               "sector", "1,600"),
+    sample_row(0, "copy_or_transpose_direct", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+               "", "50"),
+    sample_row(1, "transpose_through_shared",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "", "n/a"),
+]) + "\n"
 
 
 def test_parse_ncu_csv_format_sample():
@@ -108,11 +164,36 @@ def test_parse_ncu_csv_format_sample():
         profiling.parse_csv("==PROF== nothing profiled\n")
 
 
+def test_kernel_names_are_checked_against_ncus():
+    names = [profiling.kernel_name(wrapper) for *_, wrapper in profiling.LAUNCHES]
+    assert names[:4] == ["copy", "transpose_naive", "transpose_tiled", "transpose_padded"]
+    assert names[4] == "transpose_wide_64x64_32x16_vec2_pad1" and len(set(names)) == len(names)
+    shown = "transpose_padded[v1,cw51cXTLSUwv1sDUaKthqaNgoKmjgEhasCBDCg1bcEDrKAB](Array<float, 2>)"
+    assert profiling._base_name(shown) == "transpose_padded"
+    assert (
+        profiling._base_name("_direct_kernel::copy_or_transpose_direct[v6,cw51](Array)")
+        == "copy_or_transpose_direct"
+    )
+    kernels = [{"id": i, "name": f"{n}[v1](Array)", "metrics": {}} for i, n in enumerate(names)]
+    assert len(profiling.table(kernels, names)["rows"]) == len(names)
+    swapped = [kernels[1], kernels[0], *kernels[2:]]
+    with pytest.raises(ValueError, match="LAUNCHES expects 'copy'"):
+        profiling.table(swapped, names)
+
+
 def test_counter_table_puts_predictions_beside_measurements():
-    kernels = [{"id": i, "name": "k", "metrics": {
-        "gpu__time_duration.sum": 1000.0,
-        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 32.0,
-        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 1.0}} for i in range(len(profiling.LAUNCHES))]
+    kernels = [
+        {
+            "id": i,
+            "name": "k",
+            "metrics": {
+                "gpu__time_duration.sum": 1000.0,
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 32.0,
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 1.0,
+            },
+        }
+        for i in range(len(profiling.LAUNCHES))
+    ]
     data = profiling.table(kernels)
     assert data["kind"] == "table" and len(data["rows"]) == len(profiling.LAUNCHES)
     naive = data["rows"][1]
@@ -121,20 +202,27 @@ def test_counter_table_puts_predictions_beside_measurements():
     assert naive[data["columns"].index("global st sectors / request") + 1] == 32.0
     with pytest.raises(ValueError, match="expected"):
         profiling.table(kernels[:2])
-    header, rows = profiling.summary(data)           # what the notebook shows: each number beside its prediction
+    header, rows = profiling.summary(
+        data
+    )  # what the notebook shows: each number beside its prediction
     assert header[0] == "kernel" and header[1:3] == ["shared ld bank conflicts", "predicted"]
-    assert rows[1][0] == "naive 32x8" and rows[1][-2:] == [32.0, 32.0] and len(header) == 1 + 2 * len(profiling.SHOWN)
+    assert (
+        rows[1][0] == "naive 32x8"
+        and rows[1][-2:] == [32.0, 32.0]
+        and len(header) == 1 + 2 * len(profiling.SHOWN)
+    )
 
 
 def test_predictions_table_for_the_notebook_without_counters():
     header, rows = profiling.predictions()
-    assert header == ["kernel", *profiling.SHOWN] and [r[0] for r in rows] == [l for l, _, _ in profiling.LAUNCHES]
+    assert header == ["kernel", *profiling.SHOWN]
+    assert [r[0] for r in rows] == [launch[0] for launch in profiling.LAUNCHES]
     tiled = rows[2]
-    assert tiled[0] == "tiled 32x8" and tiled[3] == 32       # 32 wavefronts per column read
+    assert tiled[0] == "tiled 32x8" and tiled[3] == 32  # 32 wavefronts per column read
 
 
 def test_block_order_picture_draws():
-    fig = banks.block_order_picture(tiles=4, groups=(1, 2), first=6)
+    fig = figures.block_order_picture(tiles=4, groups=(1, 2), first=6)
     assert len(fig.axes) == 4 and "group = 2" in fig.axes[1].get_title()
 
 
@@ -145,20 +233,26 @@ def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch)
 
 
 def test_collect_runs_ncu_on_the_launching_child(monkeypatch):
-    """ncu itself is faked: it writes a FORMAT SAMPLE (made-up numbers) with one kernel per launch."""
-    header = NCU_FORMAT_SAMPLE.splitlines()[3]
-    rows = [f'"{i}","1","python","h","kernel{i}","1","7","(32, 8, 1)","(1, 1, 1)","0","9.0","s",'
-            f'"gpu__time_duration.sum","nsecond","{1000 + i}"' for i in range(len(profiling.LAUNCHES))]
+    """ncu itself is faked: it writes a FORMAT SAMPLE (made-up numbers), one kernel per launch."""
+    names = [profiling.kernel_name(wrapper) for *_, wrapper in profiling.LAUNCHES]
+    rows = [
+        f'"{i}","1","python","h","{name}[v1](Array<float, 2>)","1","7","(32, 8, 1)","(1, 1, 1)",'
+        f'"0","9.0","s","gpu__time_duration.sum","nsecond","{1000 + i}"'
+        for i, name in enumerate(names)
+    ]
     seen = {}
 
     def fake_run(command, **kwargs):
         seen["command"] = command
         log = command[command.index("--log-file") + 1]
         with open(log, "w") as f:
-            f.write("\n".join(["==PROF== made up", header, *rows]) + "\n")
+            f.write("\n".join(["==PROF== made up", HEADER, *rows]) + "\n")
         return profiling.subprocess.CompletedProcess(command, 0, stdout="", stderr="")
 
     monkeypatch.setattr(profiling.subprocess, "run", fake_run)
     data = profiling.collect()
-    assert seen["command"][:3] == ["ncu", "--clock-control", "none"] and seen["command"][-1] == "--launch"
-    assert [row[2] for row in data["rows"]] == [(1000 + i) / 1e3 for i in range(len(profiling.LAUNCHES))]
+    assert seen["command"][:3] == ["ncu", "--clock-control", "none"]
+    assert seen["command"][-3:] == ["-m", profiling.MODULE, "--launch"]
+    assert [row[2] for row in data["rows"]] == [
+        (1000 + i) / 1e3 for i in range(len(profiling.LAUNCHES))
+    ]

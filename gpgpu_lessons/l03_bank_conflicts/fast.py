@@ -1,0 +1,224 @@
+"""Reaching the ceiling: the transpose at the speed of a copy (lesson 03's last part).
+
+`wide_kernel` builds the padded transpose with four tricks, each a few lines below:
+
+- bytes in flight: each thread first loads all its TILE / ROWS runs into registers (`held`),
+  then stores them, so its loads are all in flight together;
+- vector accesses: each run is `vec` neighbours (8 or 16 bytes) moved by ONE load or store
+  (`device.vector`), so the tile is 64 x 64 floats with 32 x 16 threads;
+- unsigned indices (`device.index.at`): Numba adds no negative-index wraparound code;
+- block order: a 1-D grid whose blocks take their tiles in the order of `tile_of_block`
+  (groups of tile rows), which also lets N x 1 and 1 x N matrices of any length launch.
+
+`transpose` picks the fastest kernel that applies (wide accesses need even sides and aligned
+arrays) and takes 4- and 8-byte elements, complex64 included (the 2-D FFT's transposes).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+from .. import launch, runtime
+from ..device.index import at
+from ..device.vector import load_vector, store_vector
+
+FOUR_BYTE = (np.float32, np.int32, np.uint32)
+EIGHT_BYTE = (np.float64, np.int64, np.uint64, np.complex64)
+DTYPES = FOUR_BYTE + EIGHT_BYTE
+# The tuned launch, measured on an H200 at 8192 x 8192 float32: 0.95 x the copy with the same
+# tiling and 1.04 x cudaMemcpy's bandwidth in the recorded run. The script that picked it is
+# lost; TUNING below is the space to re-tune over (python -m gpgpu_lessons.tune wide_transpose).
+WIDE_BLOCK = (32, 16)   # 32 x 16 threads ...
+WIDE_VEC = 2            # ... each moving 2 neighbours (8 bytes) per access: a 64 x 64 tile
+WIDE_TILE = WIDE_BLOCK[0] * WIDE_VEC
+GROUP = 1               # blocks take the tiles row by row (group 8 measured no faster)
+# Where wide accesses do not apply (odd sides, unaligned or 8-byte elements): one element per
+# access, Harris's 32 x 8 threads on a 32 x 33 tile, with the other three tricks.
+PLAIN_BLOCK, PLAIN_VEC = (32, 8), 1
+
+
+def tile_of_block(block, tiles_y, tiles_x, group):
+    """(tile row, tile column) of 1-D block `block`: blocks walk down `group` tile rows, then right.
+
+    group = 1 is the usual row-by-row order. A larger group makes the blocks resident at the same
+    time cover a squarer patch of tiles, so both the rows they read and the rows they write (the
+    output's rows are the input's columns) are long contiguous runs in DRAM.
+    """
+    first = (block // (group * tiles_x)) * group          # first tile row of this block's group
+    rows_here = min(group, tiles_y - first)               # the last group may be shorter
+    inside = block - first * tiles_x
+    return first + inside % rows_here, inside // rows_here
+
+
+tile_of_block_gpu = cuda.jit(device=True)(tile_of_block)
+
+
+@cuda.jit(device=True, inline="always")
+def _run1(held, k):
+    return (held[k, 0],)
+
+
+@cuda.jit(device=True, inline="always")
+def _run2(held, k):
+    return (held[k, 0], held[k, 1])
+
+
+@cuda.jit(device=True, inline="always")
+def _run4(held, k):
+    return (held[k, 0], held[k, 1], held[k, 2], held[k, 3])
+
+
+RUNS = {1: _run1, 2: _run2, 4: _run4}     # held[k, 0 .. vec - 1] as the tuple store_vector takes
+
+
+@functools.cache
+def wide_kernel(tile: int, rows: int, vec: int, pad: int = 1, transpose: bool = True):
+    """The kernel that moves a tile x tile tile with (tile / vec) x rows threads, vec per access.
+
+    transpose=False builds the copy with exactly the same tiling, accesses and block order: the
+    ceiling the transpose is measured against. Each instance has its own name in profilers.
+    """
+    per_thread = tile // rows
+    shared_rows, shared_cols = (tile, tile + pad) if transpose else (1, 1)
+    run = RUNS[vec]
+
+    def kernel(a, out, group):
+        buf = cuda.shared.array((shared_rows, shared_cols), a.dtype)
+        held = cuda.local.array((per_thread, vec), a.dtype)     # registers: loads all in flight
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        h, w = a.shape
+        tiles_y, tiles_x = (h + tile - 1) // tile, (w + tile - 1) // tile
+        tile_row, tile_col = tile_of_block_gpu(cuda.blockIdx.x, tiles_y, tiles_x, group)
+        y0, x0 = tile_row * tile + ty, tile_col * tile + vec * tx
+        for k in range(per_thread):
+            if y0 + k * rows < h and x0 < w:                   # vec neighbours in one load
+                values = load_vector(a, (at(y0 + k * rows), at(x0)), vec)
+                for j in range(vec):
+                    held[k, j] = values[j]
+        if transpose:
+            for k in range(per_thread):
+                for j in range(vec):                            # a warp writes tile rows
+                    buf[at(ty + k * rows), at(vec * tx + j)] = held[k, j]
+            cuda.syncthreads()
+            for k in range(per_thread):
+                for j in range(vec):                            # vec neighbours of a column
+                    held[k, j] = buf[at(vec * tx + j), at(ty + k * rows)]
+            y0, x0 = tile_col * tile + ty, tile_row * tile + vec * tx
+        oh, ow = out.shape
+        for k in range(per_thread):
+            if y0 + k * rows < oh and x0 < ow:                  # vec neighbours in one store
+                store_vector(out, (at(y0 + k * rows), at(x0)), run(held, k))
+
+    kind = "transpose" if transpose else "copy"
+    name = f"{kind}_wide_{tile}x{tile}_{tile // vec}x{rows}_vec{vec}"
+    kernel.__name__ = kernel.__qualname__ = name + (f"_pad{pad}" if transpose else "")
+    return cuda.jit(kernel)
+
+
+def _aligned(d, nbytes: int) -> bool:
+    """A device array whose first element is aligned to nbytes (always so in the simulator)."""
+    return runtime.is_simulator() or d.__cuda_array_interface__["data"][0] % nbytes == 0
+
+
+def _wide_launch(a, out, block, vec, pad, group, *, transpose: bool) -> launch.Launch:
+    """Check the input, the output and the tiling; one launch over a 1-D grid of tiles."""
+    d_a, to_host = launch.device_input(a, name="a", dtypes=DTYPES, ndim=2)
+    dims = launch.block_shape(block)
+    if len(dims) == 3:
+        raise ValueError(f"block must be (threads along x, rows) for a 2-D tile, got {block!r}")
+    threads_x, rows = (dims + (1,))[:2]
+    vec, group = launch.positive_int(vec, "vec"), launch.positive_int(group, "group")
+    pad = launch.positive_int(pad, "pad", minimum=0)
+    itemsize, (h, w) = d_a.dtype.itemsize, d_a.shape
+    if vec not in RUNS or vec * itemsize not in (4, 8, 16):
+        raise ValueError(f"vec must be 1, 2 or 4 with vec x itemsize <= 16 bytes, got vec={vec} "
+                         f"for {d_a.dtype}")
+    tile = threads_x * vec
+    if tile % rows:
+        raise ValueError(f"block {block} makes a {tile} x {tile} tile ({threads_x} threads x vec "
+                         f"{vec}); its rows ({rows}) must divide {tile}")
+    if w % vec or (transpose and h % vec):
+        sides = "both sides" if transpose else "the rows"
+        raise ValueError(f"wide accesses of {vec} elements need {sides} to be a multiple of {vec} "
+                         f"long, got shape {d_a.shape}: use transpose(), which takes any shape")
+    o = launch.device_output(out, (w, h) if transpose else (h, w), d_a.dtype, inputs=(d_a,))
+    if not (_aligned(d_a, vec * itemsize) and _aligned(o.device, vec * itemsize)):
+        raise ValueError(f"wide accesses of {vec * itemsize} bytes need arrays aligned to "
+                         f"{vec * itemsize} bytes: use transpose(), which takes any array")
+    if transpose:
+        launch.check_shared_memory(tile * (tile + pad) * itemsize, f"a {tile} x {tile + pad} tile")
+    tiles = launch.blocks_for(h, tile) * launch.blocks_for(w, tile)
+    kernel = wide_kernel(tile, rows, vec, pad, transpose)
+    return launch.single(kernel, launch.grid_1d(tiles, 1), (threads_x, rows), d_a, o.device,
+                         group, out=o, to_host=to_host)
+
+
+@launch.op
+def wide(a, *, out=None, block=WIDE_BLOCK, vec: int = WIDE_VEC, pad: int = 1, group: int = GROUP):
+    """Transpose with vec neighbours per access through a (block x vec)-square padded tile."""
+    return _wide_launch(a, out, block, vec, pad, group, transpose=True)
+
+
+@launch.op
+def wide_copy(a, *, out=None, block=WIDE_BLOCK, vec: int = WIDE_VEC, group: int = GROUP):
+    """Copy with wide()'s tiling, accesses and block order: the ceiling wide() approaches."""
+    return _wide_launch(a, out, block, vec, 0, group, transpose=False)
+
+
+@launch.op
+def transpose(a, *, out=None):
+    """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
+    d_a, _ = launch.device_input(a, name="a", dtypes=DTYPES, ndim=2)
+    nbytes = d_a.dtype.itemsize * WIDE_VEC
+    use_wide = (d_a.dtype.itemsize == 4 and d_a.shape[0] % WIDE_VEC == 0
+                and d_a.shape[1] % WIDE_VEC == 0 and _aligned(d_a, nbytes)
+                and (out is None or not launch.is_device_array(out) or _aligned(out, nbytes)))
+    block, vec = (WIDE_BLOCK, WIDE_VEC) if use_wide else (PLAIN_BLOCK, PLAIN_VEC)
+    built = _wide_launch(d_a, out, block, vec, 1, GROUP, transpose=True)
+    if a is d_a:
+        return built
+    return launch.Launch(built.steps, out=built.out, to_host=True, host_out=built.host_out,
+                         out_given=built.out_given)
+
+
+# What the lesson times, name -> builder of the Launch (a, out=None) -> Launch
+WIDE_NAME = f"{WIDE_BLOCK[0]}x{WIDE_BLOCK[1]}, {WIDE_TILE}x{WIDE_TILE} tile, {4 * WIDE_VEC} B"
+VARIANTS = {
+    f"copy {WIDE_NAME}": wide_copy.prepare,
+    f"wide {WIDE_NAME}": wide.prepare,
+    f"wide {WIDE_NAME}, group 8": functools.partial(wide.prepare, group=8),
+}
+
+
+def _case(block, vec, group, side: int = 8192):
+    """One point of the tuning space: the wide transpose of a side x side float32 matrix."""
+    d_a = cuda.to_device(np.random.default_rng(0).random((side, side), dtype=np.float32))
+    return wide.prepare(d_a, block=block, vec=vec, group=group), 2 * d_a.nbytes
+
+
+# The space to choose WIDE_BLOCK, WIDE_VEC and GROUP from: each case returns (Launch, bytes moved)
+TUNING = {
+    "family": "wide_transpose",
+    "space": {"block": [(32, 8), (32, 16), (16, 16), (16, 8)], "vec": [1, 2, 4],
+              "group": [1, 2, 4, 8]},
+    "case": _case,
+    "chosen": {"block": WIDE_BLOCK, "vec": WIDE_VEC, "group": GROUP},
+}
+
+
+def _signatures(dtypes, extra: str = ", int64") -> list[str]:
+    return [f"void({t}[:, ::1], {t}[:, ::1]{extra})" for t in
+            (np.dtype(d).name for d in dtypes)]
+
+
+# Every instance the wrappers, the notebook and the tests launch, with every dtype they take
+SIGNATURES = {
+    wide_kernel(WIDE_TILE, WIDE_BLOCK[1], WIDE_VEC): _signatures(FOUR_BYTE),
+    wide_kernel(WIDE_TILE, WIDE_BLOCK[1], WIDE_VEC, 0, False): _signatures(FOUR_BYTE),
+    wide_kernel(PLAIN_BLOCK[0] * PLAIN_VEC, PLAIN_BLOCK[1], PLAIN_VEC): _signatures(DTYPES),
+    wide_kernel(8, 2, 2): _signatures(DTYPES),            # tests: small tiles
+    wide_kernel(8, 2, 4): _signatures(FOUR_BYTE),
+    wide_kernel(8, 4, 2, 0, False): _signatures(DTYPES),
+}
