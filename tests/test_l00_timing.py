@@ -26,7 +26,7 @@ def test_busy_computes_its_chain(rng, n):
     x = rng.random(n, dtype=np.float32)
     np.testing.assert_allclose(textbook.keep_busy(x, 7), busy_reference(x, 7), rtol=1e-6)
     d = cuda.to_device(x)
-    assert textbook.keep_busy(d, 7, out=d) is d          # works in place: each thread its own element
+    assert textbook.keep_busy(d, 7, out=d) is d    # in place: each thread reads its own element
     np.testing.assert_allclose(d.copy_to_host(), busy_reference(x, 7), rtol=1e-6)
 
 
@@ -86,7 +86,8 @@ def test_dot_out_is_overwritten_not_added_to(rng):
     d_x = cuda.to_device(x)
     for _ in range(2):
         assert textbook.dot(d_x, d_x, out=total) is total
-        np.testing.assert_allclose(total.copy_to_host()[0], np.dot(x.astype(np.float64), x), rtol=1e-5)
+        expected = np.dot(x.astype(np.float64), x)
+        np.testing.assert_allclose(total.copy_to_host()[0], expected, rtol=1e-5)
     host = np.array([7.0], dtype=np.float32)
     assert textbook.dot(x, x, out=host) is host
     np.testing.assert_allclose(host[0], np.dot(x.astype(np.float64), x), rtol=1e-5)

@@ -39,7 +39,8 @@ def test_the_picture_draws_and_bad_kinds_are_named():
 
 # ---- textbook copies -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("n, dtype", [(1, np.float32), (31, np.int32), (33, np.float64), (257, np.uint32)])
+@pytest.mark.parametrize("n, dtype", [(1, np.float32), (31, np.int32), (33, np.float64),
+                                      (257, np.uint32)])
 def test_copy_one_per_thread(rng, n, dtype):
     a = (rng.random(n) * 1000 + 1).astype(dtype)
     out = poisoned(n, dtype)
@@ -97,7 +98,8 @@ def test_dot_partial_sums(rng, n, blocks, block, chunked):
     textbook.dot_partial_sums(cuda.to_device(x), cuda.to_device(y), blocks=blocks, block=block,
                               chunked=chunked, out=out)
     partials = out.copy_to_host()
-    np.testing.assert_allclose(partials, reference_partials(x, y, blocks * block, chunked), rtol=1e-5)
+    expected = reference_partials(x, y, blocks * block, chunked)
+    np.testing.assert_allclose(partials, expected, rtol=1e-5)
 
 
 def test_dot_partial_sums_float64_host_in_host_out(rng):
@@ -167,7 +169,8 @@ def test_fast_dot_out_is_overwritten_not_added_to(rng):
     total = cuda.to_device(np.array([1.0], dtype=np.float32))
     for _ in range(2):
         assert fast.dot(d_x, d_x, out=total) is total
-        np.testing.assert_allclose(total.copy_to_host()[0], np.dot(x.astype(np.float64), x), rtol=1e-5)
+        expected = np.dot(x.astype(np.float64), x)
+        np.testing.assert_allclose(total.copy_to_host()[0], expected, rtol=1e-5)
 
 
 # ---- the launch-path regressions ------------------------------------------------------------
@@ -273,7 +276,8 @@ def test_the_tuning_tool_finds_the_copy_and_its_chosen_launch_builds():
 
 
 def test_a_kernel_compiled_with_other_constants_gets_its_own_name(rng):
-    assert fast.compiled_with(fast.dot_block_tree, DOT_UNROLL=fast.DOT_UNROLL) is fast.dot_block_tree
+    same = fast.compiled_with(fast.dot_block_tree, DOT_UNROLL=fast.DOT_UNROLL)
+    assert same is fast.dot_block_tree
     other = fast.compiled_with(fast.dot_block_tree, DOT_BLOCK=64, DOT_UNROLL=2)
     function = getattr(other, "py_func", None) or other.fn
     assert function.__name__ == "dot_block_tree_dot_block64_dot_unroll2"

@@ -14,12 +14,13 @@ One trick per kernel:
 `copy` copies any element count: the wide kernel moves the bulk, the textbook copy the few
 elements left at the end (fewer than one wide element).
 
-The constants were chosen on an NVIDIA H200 (2026-11-22 run, gpgpu_lessons/recorded/nvidia-h200.json,
-experiments 01_coalescing/copy_variants and dot_variants; 2 x 1 GiB float32):
-16-byte elements, one per thread, exact grid: 4258 GB/s = 1.00x CuPy's copy (8 B: 3887, 4 B: 2709;
-2 x 8 B and 4 x 4 B per thread 4258 and 4246; 4 x 16 B 4054; grid-stride 16 B 3967); the dot with
-256 threads, 4 loads in flight and 4 waves: 3464 GB/s = 2.46x cupy.dot. Re-tune on a GPU with
-`python -m gpgpu_lessons.tune copy` (TUNING) and the space of TUNING_DOT.
+How the constants were chosen: on an NVIDIA H200, 2 x 1 GiB float32 (the 2026-11-22 run,
+gpgpu_lessons/recorded/nvidia-h200.json, experiments 01_coalescing/copy_variants and
+dot_variants). Copy: 16-byte elements, one per thread, exact grid, 4258 GB/s = 1.00x CuPy's copy
+(8 B: 3887, 4 B: 2709; 2 x 8 B and 4 x 4 B per thread: 4258 and 4246; 4 x 16 B: 4054;
+grid-stride, 16 B: 3967). Dot: 256 threads, 4 loads in flight, 4 waves: 3464 GB/s = 2.46x
+cupy.dot. `python -m gpgpu_lessons.tune copy` re-times TUNING's space on a GPU; TUNING_DOT
+describes the dot's space in the same form.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ ELEMENT_BYTES = 16              # bytes per wide element of the default copy (ch
 UNROLL = 4                      # wide elements per thread of copy_unrolled
 WAVES = 4                       # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once
 DOT_BLOCK = 256                 # threads per block of the dot (chosen: TUNING_DOT)
-DOT_UNROLL = 4                  # element pairs each thread loads before it adds (chosen: TUNING_DOT)
+DOT_UNROLL = 4                  # element pairs loaded before they are added (chosen: TUNING_DOT)
 DOT_WAVES = 4                   # the dot's grid, in rounds of resident blocks (chosen: TUNING_DOT)
 WIDE = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 VARIANTS = ("vectors", "unrolled", "grid_stride")
@@ -55,7 +56,7 @@ def copy_vectors(src, dst):
 
 @cuda.jit
 def copy_unrolled(src, dst):
-    """UNROLL wide elements per thread, a block apart: every load is issued before the first store."""
+    """UNROLL wide elements per thread, a block apart: all loads issued before the first store."""
     held = cuda.local.array(UNROLL, src.dtype)
     width = cuda.blockDim.x
     start = cuda.blockIdx.x * width * UNROLL + cuda.threadIdx.x
@@ -81,7 +82,7 @@ def copy_grid_stride(src, dst):
 
 @cuda.jit
 def dot_block_tree(x, y, total):
-    """Grid-stride partial sums, DOT_UNROLL loads in flight; a tree per block; one atomic per block."""
+    """Grid-stride sums with DOT_UNROLL loads in flight, a tree per block, one atomic per block."""
     partial = cuda.shared.array(DOT_BLOCK, x.dtype)
     tid = cuda.threadIdx.x
     acc = float32(0)            # float32 products keep a float32 sum; float64 ones widen it
@@ -119,15 +120,16 @@ def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launc
     if not runtime.is_simulator():
         for name, array in (("a", d_a), ("out", o.device)):
             if array.__cuda_array_interface__["data"][0] % element_bytes:
-                raise ValueError(f"{name} does not start on a {element_bytes}-byte boundary (a slice?): "
-                                 "wide accesses need aligned addresses; use a smaller element_bytes, "
-                                 "textbook.copy, or copy it to a fresh device array first")
+                raise ValueError(f"{name} does not start on a {element_bytes}-byte boundary (a "
+                                 "slice?): wide accesses need aligned addresses; use a smaller "
+                                 "element_bytes, textbook.copy, or copy it to a fresh device array")
     bulk = d_a.nbytes // element_bytes * element_bytes // d_a.itemsize   # elements in wide ones
     steps = []
     if bulk:
         src, dst = d_a[:bulk].view(WIDE[element_bytes]), o.device[:bulk].view(WIDE[element_bytes])
         if variant == "vectors":
-            steps.append(launch.Step(copy_vectors, launch.grid_1d(src.size, block), block, (src, dst)))
+            blocks = launch.grid_1d(src.size, block)
+            steps.append(launch.Step(copy_vectors, blocks, block, (src, dst)))
         elif variant == "unrolled":
             blocks = launch.grid_1d(src.size, block * UNROLL)
             steps.append(launch.Step(copy_unrolled, blocks, block, (src, dst)))
@@ -143,7 +145,7 @@ def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launc
 @launch.op
 def copy(a, *, element_bytes: int = ELEMENT_BYTES, variant: str = "vectors", out=None,
          block=BLOCK):
-    """Copy a 1-D array of any length through `element_bytes`-wide elements (variant: a VARIANTS kernel)."""
+    """Copy a 1-D array of any length through `element_bytes`-wide elements (a VARIANTS kernel)."""
     d_a, to_host = launch.device_input(a, name="a", dtypes=textbook.COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
     return _copy_launch(d_a, o, to_host, element_bytes, variant, block)
@@ -187,7 +189,7 @@ def _tuning_arrays():
     """Two random float32 arrays of the GPU preset size for the tuning cases, made once."""
     rng = np.random.default_rng(0)
     n = runtime.PRESETS["vector_elements"]
-    return cuda.to_device(rng.random(n, dtype=np.float32)), cuda.to_device(rng.random(n, dtype=np.float32))
+    return tuple(cuda.to_device(rng.random(n, dtype=np.float32)) for _ in range(2))
 
 
 def _copy_case(element_bytes, variant, block):
@@ -206,7 +208,8 @@ def _dot_case(block, unroll, waves):
 
 
 TUNING = {"family": "copy",
-          "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS), "block": [128, 256, 512]},
+          "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS),
+                    "block": [128, 256, 512]},
           "chosen": {"element_bytes": ELEMENT_BYTES, "variant": "vectors", "block": BLOCK},
           "case": _copy_case}
 TUNING_DOT = {"family": "dot",

@@ -33,7 +33,8 @@ def warp_bytes(kind: str, value: int = 0, *, threads: int = 4096, n: int = 2**28
 
 def sectors_touched(accesses) -> list[int]:
     """The 32-byte sectors a warp request needs (what the memory system actually moves)."""
-    return sorted({byte // SECTOR for start, size in accesses for byte in range(start, start + size)})
+    return sorted({byte // SECTOR for start, size in accesses
+                   for byte in range(start, start + size)})
 
 
 def draw_warp_requests(patterns: dict, shown_sectors: int = 32):
@@ -44,10 +45,12 @@ def draw_warp_requests(patterns: dict, shown_sectors: int = 32):
         y = len(patterns) - 1 - row
         accesses = warp_bytes(kind, value)
         for s in range(shown_sectors):
-            ax.add_patch(mpatches.Rectangle((s * SECTOR, y), SECTOR, 0.7, fill=False, lw=0.4, ec="grey"))
+            ax.add_patch(mpatches.Rectangle((s * SECTOR, y), SECTOR, 0.7, fill=False, lw=0.4,
+                                            ec="grey"))
         for lane, (start, size) in enumerate(accesses):
             if start < shown_sectors * SECTOR:
-                ax.add_patch(mpatches.Rectangle((start, y), size, 0.7, color=colours(lane / (LANES - 1))))
+                colour = colours(lane / (LANES - 1))
+                ax.add_patch(mpatches.Rectangle((start, y), size, 0.7, color=colour))
         used = sum(size for _, size in accesses)
         sectors = sectors_touched(accesses)
         lines = {s * SECTOR // LINE for s in sectors}
@@ -61,8 +64,8 @@ def draw_warp_requests(patterns: dict, shown_sectors: int = 32):
     ax.set_xlim(0, shown_sectors * SECTOR)
     ax.set_ylim(-0.2, len(patterns))
     ax.set_yticks([])
-    ax.set_xlabel(f"byte address (first {shown_sectors * SECTOR} bytes; grey boxes: 32-byte sectors, "
-                  "black lines: 128-byte lines)")
+    ax.set_xlabel(f"byte address (first {shown_sectors * SECTOR} bytes; grey boxes: 32-byte "
+                  "sectors, black lines: 128-byte lines)")
     ax.set_title("One warp-wide load: which bytes each lane wants (colour = lane 0..31)",
                  loc="left", fontsize=10)
     plt.close(fig)

@@ -46,7 +46,7 @@ def copy_offset(src, dst, offset):
 
 @cuda.jit
 def dot_coalesced(x, y, partials):
-    """Seed 004: thread t sums x[t + k*T] * y[t + k*T] over k (T threads): neighbours read neighbours."""
+    """Seed 004: thread t of T sums x[t + k*T] * y[t + k*T]: neighbours read neighbours."""
     t = cuda.grid(1)
     threads = cuda.gridsize(1)
     partial = float32(0)        # float32 products keep a float32 sum; float64 ones widen it
@@ -57,7 +57,7 @@ def dot_coalesced(x, y, partials):
 
 @cuda.jit
 def dot_chunked(x, y, partials):
-    """Seed 004: thread t sums its own contiguous chunk: neighbouring threads `chunk` elements apart."""
+    """Seed 004: thread t sums its own chunk: neighbouring threads are `chunk` elements apart."""
     t = cuda.grid(1)
     chunk = (x.size + cuda.gridsize(1) - 1) // cuda.gridsize(1)
     partial = float32(0)
@@ -97,7 +97,8 @@ def copy_with_stride(a, stride: int = 1, *, out=None, block=BLOCK):
     block = threads_per_block(block)
     stride = launch.positive_int(stride, "stride")
     if stride > MAX_STRIDE:
-        raise ValueError(f"stride must be at most {MAX_STRIDE} (one grid row per column), got {stride}")
+        raise ValueError(f"stride must be at most {MAX_STRIDE} (one grid row per column), "
+                         f"got {stride}")
     d_a, to_host, o = _copy_input(a, out)
     grid = (launch.grid_1d(launch.blocks_for(d_a.size, stride), block), stride)
     return launch.single(copy_strided, grid, (block, 1), d_a, o.device, stride,
