@@ -1,29 +1,29 @@
-"""Explanatory pictures drawn with matplotlib (no measurements in them)."""
+"""Explanatory pictures any lesson may use: images side by side, and where two images differ."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 
-def launch_timeline():
-    """Host and GPU timelines of `launch; stop the clock` with and without a synchronize."""
-    fig, ax = plt.subplots(figsize=(9, 2.8), layout="constrained")
-    rows = {"host (Python)": 1.0, "GPU": 0.0}
-    ax.broken_barh([(0, 0.6)], (0.75, 0.5), color="tab:blue")
-    ax.text(0.3, 1.0, "launch", ha="center", va="center", color="white", fontsize=9)
-    ax.broken_barh([(0.6, 6.4)], (0.75, 0.5), color="lightgrey")
-    ax.text(3.8, 1.0, "cuda.synchronize(): waits", ha="center", va="center", fontsize=9)
-    ax.broken_barh([(0.9, 6.0)], (-0.25, 0.5), color="tab:green")
-    ax.text(3.9, 0.0, "kernel runs", ha="center", va="center", color="white", fontsize=9)
-    for x, label, colour in ((0.6, "clock stops here\nwithout synchronize", "tab:red"),
-                             (7.0, "clock stops here\nwith synchronize / end event", "black")):
-        ax.axvline(x, color=colour, linestyle="--", linewidth=1)
-        ax.text(x + 0.05, 1.55, label, color=colour, fontsize=8, va="bottom")
-    ax.set_yticks(list(rows.values()), list(rows.keys()))
-    ax.set_xticks([])
-    ax.set_xlabel("time")
-    ax.set_ylim(-0.5, 2.3)
-    ax.set_xlim(-0.2, 9)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+def show_images(images: dict, *, title: str | None = None, width: float = 3.2):
+    """Images side by side with their titles (grayscale drawn in gray, 0..255, no smoothing)."""
+    fig, axes = plt.subplots(1, len(images), figsize=(width * len(images), width + 0.4),
+                             squeeze=False, layout="constrained")
+    for ax, (name, picture) in zip(axes[0], images.items(), strict=True):
+        ax.imshow(picture, cmap="gray" if picture.ndim == 2 else None, vmin=0, vmax=255,
+                  interpolation="nearest")
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if title:
+        fig.suptitle(title, fontsize=10)
     plt.close(fig)
     return fig
+
+
+def differences(reference: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """A picture of where two images differ: white where equal, black where not (any channel)."""
+    wrong = reference != got
+    if wrong.ndim == 3:
+        wrong = wrong.any(axis=2)
+    return np.where(wrong, 0, 255).astype(np.uint8)

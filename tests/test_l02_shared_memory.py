@@ -1,0 +1,372 @@
+"""Lesson 02 against NumPy: negative, flips and every mosaic (edge tiles, RGB, rounding), the launch
+regressions (interleaved shapes, in-place out=, a failed call then a good one, N x 1 and 1 x N in
+bands), bad input named, every kernel registered under its own name."""
+import inspect
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numba import cuda
+
+from gpgpu_lessons import diagrams, launch, ptx
+from gpgpu_lessons.l02_shared_memory import fast, figures, reference, textbook
+
+BASICS = [
+    (textbook.negative, reference.negative),
+    (fast.negative_fast, reference.negative),
+    (textbook.flip_horizontal, reference.flip_horizontal),
+    (fast.flip_horizontal_fast, reference.flip_horizontal),
+    (textbook.flip_vertical, reference.flip_vertical),
+    (fast.flip_vertical_fast, reference.flip_vertical),
+]
+BASIC_IDS = [wrapper.__name__ for wrapper, _ in BASICS]
+# 1 x N, N x 1, primes, not multiples of the 32 x 8 block; widths that are and are not whole
+# words of 4, 8 or 16 bytes (the fast flips use the textbook kernel for none); RGB
+SHAPES = [(1, 1), (1, 3), (1, 31), (31, 1), (7, 13), (9, 8), (2, 36), (3, 32), (3, 5, 3),
+          (5, 8, 3), (1, 4, 3), (2, 16, 3)]
+MOSAICS = [textbook.mosaic_one_thread, textbook.mosaic_shared_one_thread, textbook.mosaic_parallel]
+MOSAIC_IDS = [m.__name__ for m in MOSAICS]
+ALL_MOSAICS = MOSAICS + [textbook.mosaic_shared_race]
+WRAPPERS = [(w, ()) for w, _ in BASICS] + [(m, (3,)) for m in ALL_MOSAICS]
+WRAPPER_IDS = [w.__name__ for w, _ in WRAPPERS]
+EXACT = [(w, r) for w, r in BASICS] + [
+    (m, lambda a: reference.mosaic(a, 3)) for m in MOSAICS]   # wrappers with exact results, args
+
+
+def image(rng, shape):
+    """Random pixels over the whole 0..255 range (never all zeros)."""
+    return rng.integers(0, 256, size=shape, dtype=np.uint8)
+
+
+def poisoned_like(expected):
+    """A device output where every byte differs from the expected one: unwritten pixels show."""
+    return cuda.to_device((expected.astype(np.int16) + 1).astype(np.uint8))
+
+
+def arguments(wrapper):
+    return (3,) if wrapper in ALL_MOSAICS else ()
+
+
+# ---- against NumPy -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("wrapper, expect", BASICS, ids=BASIC_IDS)
+def test_basics_match_numpy(wrapper, expect, shape, rng):
+    a = image(rng, shape)
+    expected = expect(a)
+    d_out = poisoned_like(expected)
+    assert wrapper(cuda.to_device(a), out=d_out) is d_out  # device in, device out: no copy back
+    np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
+@pytest.mark.parametrize("wrapper, expect", BASICS, ids=BASIC_IDS)
+def test_host_in_host_out_device_in_device_out(wrapper, expect, rng):
+    a = image(rng, (6, 12, 3))
+    got = wrapper(cuda.to_device(a))
+    assert not isinstance(got, np.ndarray) and got.shape == a.shape
+    np.testing.assert_array_equal(got.copy_to_host(), expect(a))
+    host = wrapper(a)
+    assert isinstance(host, np.ndarray)
+    np.testing.assert_array_equal(host, expect(a))
+    out = np.zeros_like(a)
+    assert wrapper(a, out=out) is out  # a NumPy out= is filled and returned
+    np.testing.assert_array_equal(out, expect(a))
+
+
+@pytest.mark.parametrize("word_bytes", [4, 8, 16])
+@pytest.mark.parametrize("block", [(32, 1), (32, 2), (64, 3), 96], ids=str)
+@pytest.mark.parametrize("horizontal", [False, True], ids=["vertical", "horizontal"])
+def test_word_flips_in_every_configuration(horizontal, block, word_bytes, rng):
+    # several runs of words per row, a last run cut short, rows that do not fill the last block
+    if horizontal and word_bytes == 16:
+        with pytest.raises(ValueError, match="word_bytes must be 4 or 8 for a horizontal flip"):
+            fast.flip_words(image(rng, (2, 32)), horizontal=True, word_bytes=16)
+        return
+    expect = reference.flip_horizontal if horizontal else reference.flip_vertical
+    for shape in [(5, 16 * 40), (4, 16 * 11, 3)]:
+        a = image(rng, shape)
+        expected = expect(a)
+        d_out = poisoned_like(expected)
+        fast.flip_words(cuda.to_device(a), horizontal=horizontal, out=d_out, word_bytes=word_bytes,
+                        block=block)
+        np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
+@pytest.mark.parametrize("wrapper, expect", [(fast.flip_horizontal_fast, reference.flip_horizontal),
+                                             (fast.flip_vertical_fast, reference.flip_vertical),
+                                             (fast.negative_fast, reference.negative)],
+                         ids=["horizontal", "vertical", "negative"])
+def test_fast_kernels_on_misaligned_images(wrapper, expect, rng):
+    a = image(rng, (4, 16))
+    for offset, word in [(8, 8), (4, 4), (1, 0)]:
+        d_flat = cuda.to_device(np.concatenate([np.zeros(offset, np.uint8), a.ravel()]))
+        d_a = d_flat[offset:].reshape(4, 16)  # starts `offset` bytes into an allocation
+        assert fast.flip_word_bytes(d_a, a.shape, horizontal=False, widest=16) == word
+        np.testing.assert_array_equal(wrapper(d_a).copy_to_host(), expect(a))
+
+
+def test_word_flips_split_runs_beyond_the_grid_limit(rng, monkeypatch):
+    # a 1 x N row of more than 65535 runs of words: the grid's y goes in chunks (here of 2 runs)
+    monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
+    for wrapper, expect in [(fast.flip_vertical_fast, reference.flip_vertical),
+                            (fast.flip_horizontal_fast, reference.flip_horizontal)]:
+        for shape in [(1, 16 * 32 * 4 * 3 + 16), (3, 8 * 32 * 9, 3)]:
+            a = image(rng, shape)
+            prepared = fast.flip_words.prepare(a, horizontal=wrapper is fast.flip_horizontal_fast,
+                                               block=32)
+            assert len(prepared.steps) > 1
+            np.testing.assert_array_equal(prepared.result(), expect(a))
+
+
+def test_negative_is_an_xor_of_words():
+    a = np.array([[0, 1, 127, 128, 255]], dtype=np.uint8)
+    np.testing.assert_array_equal(fast.negative_fast(a), [[255, 254, 128, 127, 0]])
+
+
+# ---- mosaics -----------------------------------------------------------------------------------
+
+def naive_mosaic(a, size):
+    """The definition, written out: every tile's real pixels, mean rounded half up."""
+    out = np.empty_like(a)
+    for y0 in range(0, a.shape[0], size):
+        for x0 in range(0, a.shape[1], size):
+            tile = a[y0:y0 + size, x0:x0 + size].astype(np.int64)
+            count = tile.shape[0] * tile.shape[1]
+            out[y0:y0 + size, x0:x0 + size] = (tile.sum(axis=(0, 1)) + count // 2) // count
+    return out
+
+
+@pytest.mark.parametrize("shape, size", [((7, 13), 3), ((8, 8), 4), ((5, 9, 3), 2), ((33, 31), 31),
+                                         ((1, 7), 1), ((3, 5), 8), ((1, 40), 32)])
+def test_mosaic_reference_is_the_definition(shape, size, rng):
+    a = image(rng, shape)
+    np.testing.assert_array_equal(reference.mosaic(a, size), naive_mosaic(a, size))
+
+
+def test_mosaic_rounds_half_up():
+    a = np.array([[0, 1], [2, 2]], dtype=np.uint8)
+    np.testing.assert_array_equal(reference.mosaic(a[:1], 1), a[:1])
+    np.testing.assert_array_equal(reference.mosaic(a, 2), np.full((2, 2), 1))  # 5 / 4 -> 1
+    for mosaic in MOSAICS:
+        np.testing.assert_array_equal(mosaic(np.array([[0, 1]], dtype=np.uint8), 1), [[0, 1]])
+        np.testing.assert_array_equal(mosaic(np.array([[1, 2], [2, 1]], dtype=np.uint8), 2),
+                                      np.full((2, 2), 2))  # 6 / 4 = 1.5 -> 2
+
+
+@pytest.mark.parametrize("shape, size", [
+    ((8, 8), 4),         # tiles divide the image
+    ((7, 13), 3),        # edge tiles on both sides
+    ((10, 9), 4),        # edge tiles of 2 rows and 1 column
+    ((5, 6, 3), 4),      # RGB, edge tiles
+    ((1, 11), 1),        # one pixel per tile
+    ((6, 5), 5),         # one tile column, a short last row of tiles
+    ((3, 4), 6),         # a tile larger than the image: one edge tile
+    ((1, 20), 4),        # 1 x N
+    ((20, 1, 3), 4),     # N x 1, RGB
+], ids=str)
+@pytest.mark.parametrize("mosaic", MOSAICS, ids=MOSAIC_IDS)
+def test_mosaics_match_numpy(mosaic, shape, size, rng):
+    a = image(rng, shape)
+    expected = reference.mosaic(a, size)
+    d_out = poisoned_like(expected)
+    assert mosaic(cuda.to_device(a), size, out=d_out) is d_out
+    np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
+@pytest.mark.parametrize("shape, size", [((32, 32), 32), ((21, 9, 3), 20), ((18, 17), 17)],
+                         ids=str)
+def test_parallel_mosaic_with_fewer_threads_than_tile_rows(shape, size, rng):
+    # tiles above 16 get blocks of size x (256 // size) threads: each thread adds several rows
+    a = image(rng, shape)
+    expected = reference.mosaic(a, size)
+    d_out = poisoned_like(expected)
+    textbook.mosaic_parallel(cuda.to_device(a), size, out=d_out)
+    np.testing.assert_array_equal(d_out.copy_to_host(), expected)
+
+
+@settings(max_examples=8, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(height=st.integers(1, 9), width=st.integers(1, 9), rgb=st.booleans(),
+       size=st.integers(1, 10))
+def test_parallel_mosaic_on_random_shapes(height, width, rgb, size, rng):
+    a = image(rng, (height, width, 3) if rgb else (height, width))
+    np.testing.assert_array_equal(textbook.mosaic_parallel(a, size), reference.mosaic(a, size))
+
+
+def test_race_version_runs_and_writes_an_image(rng):
+    # Without barriers the result depends on timing: correct, partly wrong or all wrong.
+    a = image(rng, (6, 7))
+    got = textbook.mosaic_shared_race(a, 3)
+    assert got.shape == a.shape and got.dtype == np.uint8
+
+
+# ---- the launch regressions (issue 13) ---------------------------------------------------------
+
+@pytest.mark.parametrize("wrapper, expect", EXACT, ids=[w.__name__ for w, _ in EXACT])
+def test_interleaved_shapes_in_one_process(wrapper, expect, rng):
+    # the simulator's kept-launch bug: a launch configured for one shape ran another's grid
+    small, large, tall = image(rng, (2, 3)), image(rng, (12, 9)), image(rng, (9, 2, 3))
+    args = arguments(wrapper)
+    launches = []
+    for a in (small, large, tall):
+        d_out = poisoned_like(expect(a))
+        launches.append((wrapper.prepare(cuda.to_device(a), *args, out=d_out), d_out, a))
+    for prepared, d_out, a in launches + launches[::-1]:
+        prepared()
+        np.testing.assert_array_equal(d_out.copy_to_host(), expect(a))
+    for a in (large, small):
+        np.testing.assert_array_equal(wrapper(a, *args), expect(a))
+
+
+@pytest.mark.parametrize("wrapper", [textbook.flip_horizontal, textbook.flip_vertical,
+                                     fast.flip_horizontal_fast, fast.flip_vertical_fast,
+                                     textbook.mosaic_shared_race],
+                         ids=lambda w: w.__name__)
+def test_in_place_is_refused_where_the_kernel_cannot_work_in_place(wrapper, rng):
+    d_a = cuda.to_device(image(rng, (8, 32)))
+    with pytest.raises(ValueError, match="shares memory with an input"):
+        wrapper(d_a, *arguments(wrapper), out=d_a)
+
+
+IN_PLACE = [(textbook.negative, reference.negative), (fast.negative_fast, reference.negative)] + [
+    (m, lambda a: reference.mosaic(a, 3)) for m in MOSAICS]
+
+
+@pytest.mark.parametrize("wrapper, expect", IN_PLACE, ids=[w.__name__ for w, _ in IN_PLACE])
+def test_in_place_is_correct_where_the_kernel_works_in_place(wrapper, expect, rng):
+    for shape in [(5, 7), (4, 5, 3)]:
+        a = image(rng, shape)
+        d_a = cuda.to_device(a)
+        assert wrapper(d_a, *arguments(wrapper), out=d_a) is d_a
+        np.testing.assert_array_equal(d_a.copy_to_host(), expect(a))
+        host = a.copy()
+        assert wrapper(host, *arguments(wrapper), out=host) is host  # NumPy in place
+        np.testing.assert_array_equal(host, expect(a))
+
+
+@pytest.mark.parametrize("wrapper", [w for w, _ in IN_PLACE], ids=lambda w: w.__name__)
+def test_an_out_overlapping_the_image_elsewhere_is_refused(wrapper, rng):
+    d_flat = cuda.to_device(image(rng, 4 * 33))
+    d_a, d_shifted = d_flat[:4 * 32].reshape(4, 32), d_flat[4:4 * 33].reshape(4, 32)
+    with pytest.raises(ValueError, match="shares memory with an input"):
+        wrapper(d_a, *arguments(wrapper), out=d_shifted)
+
+
+@pytest.mark.parametrize("wrapper, expect", EXACT, ids=[w.__name__ for w, _ in EXACT])
+def test_a_failed_call_then_a_good_one(wrapper, expect, rng):
+    a = image(rng, (6, 10))
+    with pytest.raises(ValueError, match="must have shape"):
+        wrapper(a, *arguments(wrapper), out=cuda.device_array((6, 11), dtype=np.uint8))
+    with pytest.raises(TypeError, match="has dtype float32"):
+        wrapper(a.astype(np.float32), *arguments(wrapper))
+    np.testing.assert_array_equal(wrapper(a, *arguments(wrapper)), expect(a))
+
+
+@pytest.mark.parametrize("shape", [(40, 1), (1, 40), (20, 1, 3)], ids=str)
+@pytest.mark.parametrize("wrapper, expect", EXACT, ids=[w.__name__ for w, _ in EXACT])
+def test_n_x_1_and_1_x_n_in_bands_of_rows(wrapper, expect, shape, rng, monkeypatch):
+    # a GPU allows 65535 blocks along y: here 2, so a tall image goes in several bands of rows
+    monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
+    a = image(rng, shape)
+    prepared = wrapper.prepare(a, *arguments(wrapper))
+    if shape[0] > 1 and wrapper is not fast.negative_fast:  # the negative's grid is 1-D
+        assert len(prepared.steps) > 1
+    np.testing.assert_array_equal(prepared.result(), expect(a))
+
+
+@pytest.mark.parametrize("wrapper, args", WRAPPERS, ids=WRAPPER_IDS)
+def test_help_shows_the_real_signature(wrapper, args):
+    parameters = list(inspect.signature(wrapper).parameters)
+    assert parameters == (["image", "size", "out"] if args else ["image", "out"])
+    assert inspect.signature(wrapper.prepare) == inspect.signature(wrapper)
+    assert wrapper.__doc__ and "\n" not in wrapper.__doc__.strip()
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, error, message", [
+    (np.zeros((4, 4), dtype=np.float32), TypeError, "has dtype float32"),
+    (np.zeros((4, 4), dtype=np.uint16), TypeError, "has dtype uint16"),
+    (np.zeros(16, dtype=np.uint8), ValueError, r"\(height, width\) grayscale or \(height"),
+    (np.zeros((4, 4, 4), dtype=np.uint8), ValueError, r"got shape \(4, 4, 4\)"),
+    (np.zeros((2, 4, 4, 3), dtype=np.uint8), ValueError, "grayscale or"),
+    (np.zeros((0, 4), dtype=np.uint8), ValueError, "is empty"),
+    (np.zeros((4, 8), dtype=np.uint8)[:, ::2], ValueError, "not C-contiguous"),
+    ([[1, 2], [3, 4]], TypeError, "must be a NumPy array"),
+], ids=["float32", "uint16", "1-D", "4 channels", "4-D", "empty", "strided", "list"])
+@pytest.mark.parametrize("wrapper, args", WRAPPERS, ids=WRAPPER_IDS)
+def test_bad_images_are_named(wrapper, args, value, error, message):
+    with pytest.raises(error, match=message):
+        wrapper(value, *args)
+
+
+@pytest.mark.parametrize("size, message", [
+    (0, "mosaic size must be an integer >= 1"),
+    (-2, "mosaic size must be an integer >= 1"),
+    (2.5, "mosaic size must be an integer >= 1"),
+    (True, "mosaic size must be an integer >= 1"),
+    (33, "more than the 1024 CUDA allows: use at most 32"),
+])
+@pytest.mark.parametrize("mosaic", ALL_MOSAICS + [reference.mosaic],
+                         ids=MOSAIC_IDS + ["race", "reference"])
+def test_bad_mosaic_sizes_are_named(mosaic, size, message):
+    with pytest.raises(ValueError, match=message):
+        mosaic(np.ones((5, 40), dtype=np.uint8), size)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"word_bytes": 2}, "word_bytes must be 4 or 8 or 16"),
+    ({"per_thread": 0}, "per_thread must be an integer >= 1"),
+    ({"block": (32, 2, 2)}, r"block is \(threads along a row, rows\)"),
+    ({"block": 2048}, "at most 1024 per block"),
+])
+def test_bad_flip_options_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        fast.flip_words(np.ones((4, 32), dtype=np.uint8), horizontal=False, **options)
+
+
+# ---- registry, tuning, pictures ------------------------------------------------------------------
+
+def test_every_kernel_is_registered_under_its_own_name():
+    kernels = {**textbook.SIGNATURES, **fast.SIGNATURES}
+    names = [k.py_func.__name__ for k in kernels]
+    assert len(names) == len(set(names)), "two kernels share a name in profiler output"
+    assert "mosaic_shared_no_barrier" in names and "mosaic_shared" in names
+
+
+def test_tuning_describes_the_flips():
+    tuning = fast.TUNING
+    assert tuning["family"] == "flips"
+    assert set(inspect.signature(tuning["case"]).parameters) == set(tuning["space"])
+    assert tuning["chosen"]["per_thread"] in tuning["space"]["per_thread"]
+    assert tuning["chosen"]["block"] in tuning["space"]["block"]
+
+
+def test_fast_kernels_hold_their_words_in_registers():
+    # compile-only (no GPU needed): every kernel registered, none uses local memory, every word
+    # kernel has its loads in flight at once, and the vertical flip moves 16 bytes per instruction
+    report = ptx.run(packages=("gpgpu_lessons.l02_shared_memory",), archs=("sm_90",),
+                     extra_args=("--no-ptxas",))
+    assert not report["problems"], report["problems"]
+    results = {r["kernel"]: r for r in report["results"]}
+    assert not [r for r in results.values() if r["error"]], report["output"]
+    for name, result in results.items():
+        facts = result["ptx"]["sm_90"]
+        assert facts["local_bytes"] == 0, f"{name} spills to local memory"
+        if "_words" in name:
+            loads = sum(n for op, n in facts["instructions"].items() if op.startswith("ld.global"))
+            assert loads >= fast.FLIP_PER_THREAD, f"{name}: fewer loads in flight than words"
+    wide = results[f"flip_vertical_words_16B_x{fast.FLIP_PER_THREAD}"]["ptx"]["sm_90"]
+    loads = [op for op in wide["instructions"] if op.startswith("ld.global")]
+    assert [ptx.access_bytes(op) for op in loads] == [16]
+
+
+def test_lesson_pictures_draw():
+    assert figures.memory_hierarchy().axes
+    assert figures.mosaic_tiles((10, 14), 4).axes
+    a = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    assert len(diagrams.show_images({"a": a, "b": np.stack([a] * 3, axis=2)}).axes) == 2
+    b = a.copy()
+    b[a > 5] += 1
+    np.testing.assert_array_equal(diagrams.differences(a, b), np.where(a > 5, 0, 255))
