@@ -1,7 +1,7 @@
 """Turn the records of a traced launch into NumPy columns: one row per access, one per barrier.
 
 Each access gets its block, thread, warp and lane, its simulated byte address and size, its
-instruction (`site`: code object and bytecode offset, so two accesses on one line stay apart),
+instruction (`site`: code object, source span and op, so two accesses on one line stay apart),
 the barrier interval (``syncthreads`` the thread has passed), the ``syncwarp``s it has passed,
 a lockstep clock (accesses of the thread since its interval began: which of two racing accesses
 would come first if the threads ran in step) and its occurrence (how many times the thread ran
@@ -9,12 +9,11 @@ this instruction before: the lanes of a warp at the same occurrence form one war
 """
 from __future__ import annotations
 
-import dis
 from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import ATOMIC, BARRIER, BLOCK, LOCAL, SPACES, SYNCWARP
+from .arrays import ATOMIC, BARRIER, BLOCK, LOCAL, SPACES, SYNCWARP, instruction_at
 from .record import Recording
 
 WARP = 32
@@ -47,6 +46,7 @@ class Accesses:
     warp_interval: np.ndarray   # syncwarps passed by the thread
     clock: np.ndarray       # accesses by the thread since its interval began
     occurrence: np.ndarray  # earlier executions of this site by the thread
+    value: np.ndarray       # what a store wrote (objects; None for loads and atomics)
 
     @property
     def warp(self) -> np.ndarray:
@@ -113,18 +113,6 @@ def _index_matrix(indices: list, ndim: int, shape: tuple):
     return np.array(sources, dtype=np.int64), np.array(rows, dtype=np.int64).reshape(-1, ndim)
 
 
-def _instruction(code, lasti: int, starts: dict) -> int:
-    """The offset of the instruction that holds bytecode offset `lasti`.
-
-    A specialised instruction (Python 3.11+) reports an offset inside its inline cache, so
-    one instruction can show several offsets; this maps them back to one.
-    """
-    if code not in starts:
-        starts[code] = np.array([i.offset for i in dis.get_instructions(code)])
-    offsets = starts[code]
-    return int(offsets[max(0, np.searchsorted(offsets, lasti, side="right") - 1)])
-
-
 def build(recording: Recording):
     """(Accesses, Barriers, sites) of a recording."""
     sites: dict = {}
@@ -132,20 +120,20 @@ def build(recording: Recording):
     nthreads = int(np.prod(recording.block))
     if all(r[2] == BLOCK for r in recording.records):
         empty = np.zeros(0, dtype=np.int64)
-        return (Accesses(*([empty] * 7), np.zeros((0, 3), np.int64), *([empty] * 6)),
+        return (Accesses(*([empty] * 7), np.zeros((0, 3), np.int64), *([empty] * 6),
+                         np.zeros(0, dtype=object)),
                 Barriers(empty, empty, empty, empty), site_list)
-    tid, view, op, idx, code, lasti, line = zip(*recording.records)
+    tid, view, op, idx, code, lasti, line, value = zip(*recording.records)
     op = np.array(op, dtype=np.int8)
     marker = op == BLOCK
     block = np.cumsum(marker) - 1
     tid = np.array(tid, dtype=np.int64)
-    keys = list(zip(code, lasti))
-    starts: dict = {}
-    for key, lineno in dict(zip(keys, line)).items():     # each (code, offset) once
+    keys = list(zip(code, lasti, op.tolist()))
+    for key, lineno in dict(zip(keys, line)).items():     # each (code, offset, op) once
         if key[0] is None:
             sites[key] = -1
             continue
-        instruction = (key[0], _instruction(key[0], key[1], starts))
+        instruction = (key[0], instruction_at(key[0], key[1]), key[2])
         if instruction not in sites:
             sites[instruction] = len(site_list)
             site_list.append(Site(key[0].co_filename, lineno, key[0].co_name))
@@ -171,6 +159,7 @@ def build(recording: Recording):
     occurrence = np.empty(len(mem), dtype=np.int64)
     occurrence[by_site] = running_count(starts, np.ones(len(mem), dtype=bool))
 
+    columns["value"] = np.fromiter((value[i] for i in mem), dtype=object, count=len(mem))
     accesses = _addresses(recording, mem, np.array(view)[mem], [idx[i] for i in mem], nthreads,
                           block, tid, op, site, occurrence, columns)
     bars = order[op[order] == BARRIER]
@@ -228,7 +217,7 @@ def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, o
         index=np.concatenate(parts_index)[order], site=site[rec],
         part=np.concatenate(parts_part)[order],
         interval=columns["interval"][src], warp_interval=columns["warp_interval"][src],
-        clock=columns["clock"][src], occurrence=occurrence[src])
+        clock=columns["clock"][src], occurrence=occurrence[src], value=columns["value"][src])
 
 
 def _root_view(recording: Recording, v: int) -> int:

@@ -1,12 +1,13 @@
 """Recorded arrays: NumPy arrays whose every load and store inside a traced kernel is logged.
 
-A record is the tuple ``(thread, view, op, index, code, lasti, line)``: the thread (linear id in
-its block), the view (how the array is addressed: `View`), LOAD / STORE / ATOMIC (or BARRIER,
-SYNCWARP, BLOCK for events), the index as the kernel wrote it, and where: the code object, the
-bytecode offset and the line. `accesses.py` turns the list of records into columns.
+A record is the tuple ``(thread, view, op, index, code, lasti, line, value)``: the thread
+(linear id in its block), the view (how the array is addressed: `View`), LOAD / STORE / ATOMIC
+(or BARRIER, SYNCWARP, BLOCK for events), the index as the kernel wrote it, where (the code
+object, the bytecode offset and the line), and the value a store wrote (None otherwise). `accesses.py` turns the list of records into columns.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import types
@@ -85,7 +86,7 @@ class Recorded:
         if frame.f_code in self._tracer.vector_codes:
             return self._tracer.vector_access(self, idx, LOAD, frame, value)
         self._append((_current_thread().thread_id, self._view, LOAD, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno))
+                      frame.f_code, frame.f_lasti, frame.f_lineno, None))
         return value
 
     def __setitem__(self, idx, value):
@@ -97,10 +98,10 @@ class Recorded:
             return
         frame = _getframe(1)
         if frame.f_code in tracer.vector_codes:
-            tracer.vector_access(self, idx, STORE, frame, None)
+            tracer.vector_access(self, idx, STORE, frame, value)
             return
         self._append((_current_thread().thread_id, self._view, STORE, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno))
+                      frame.f_code, frame.f_lasti, frame.f_lineno, value))
 
     def __len__(self):
         return len(self._ary)
@@ -177,7 +178,7 @@ class FieldArray(Recorded):
         except IndexError:
             return self._tracer.out_of_bounds(self, idx, LOAD, frame)
         self._append((_current_thread().thread_id, self._view, LOAD, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno))
+                      frame.f_code, frame.f_lasti, frame.f_lineno, None))
         return value
 
     def store(self, idx, value, frame):
@@ -188,7 +189,22 @@ class FieldArray(Recorded):
             self._tracer.out_of_bounds(self, idx, STORE, frame)
             return
         self._append((_current_thread().thread_id, self._view, STORE, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno))
+                      frame.f_code, frame.f_lasti, frame.f_lineno, value))
+
+
+@functools.cache
+def _positions(code: types.CodeType) -> tuple:
+    return tuple(code.co_positions())
+
+
+def instruction_at(code: types.CodeType, lasti: int) -> tuple:
+    """The source span (line, end line, column, end column) of the instruction at offset `lasti`.
+
+    The interpreter (3.11+) reports different offsets for one instruction before and after it
+    specialises it (an offset in its inline cache, or the PRECALL of a CALL); all of them have
+    the span of the expression, which two different accesses on one line do not share.
+    """
+    return _positions(code)[lasti // 2]
 
 
 def _root(ary: np.ndarray) -> np.ndarray:
@@ -224,29 +240,43 @@ class Tracer:
         self._next: dict = {space: 0 for space in SPACES}
         self._derived: dict = {}      # (parent view, kind, key) -> view id
         self._keep: list = []         # roots kept alive so that their pointers stay unique
+        self._lock = threading.RLock()  # the simulated threads register views concurrently
 
     # -- views ----------------------------------------------------------------------------
+
+    def once(self, cache: dict, key, make):
+        """cache[key], made by make() the first time (threads racing for it get the same)."""
+        found = cache.get(key)
+        if found is None:
+            with self._lock:
+                found = cache.get(key)
+                if found is None:
+                    found = cache[key] = make()
+        return found
 
     def _base(self, space: str, ary: np.ndarray) -> int:
         """Simulated address of ary[0...]: its root gets an aligned range of its space."""
         root = _root(ary)
         key = (space, pointer(root))
-        if key not in self._bases:
+
+        def allocate():
             align = ALIGNMENT[space]
             start = -(-self._next[space] // align) * align
-            self._bases[key] = start
             self._next[space] = start + max(root.nbytes, 1)
             self._keep.append(root)
-        return self._bases[key] + pointer(ary) - key[1]
+            return start
+
+        return self.once(self._bases, key, allocate) + pointer(ary) - key[1]
 
     def view(self, ary: np.ndarray, name: str, space: str, *, parent=None, base=None) -> int:
         """Register a view of `ary` and return its id."""
-        if base is None:
-            base = 0 if space == LOCAL else self._base(space, ary)
-        view = View(len(self.views), name, space, ary.dtype, ary.shape, ary.strides, base,
-                    ary.dtype.itemsize, parent)
-        self.views.append(view)
-        return view.id
+        with self._lock:
+            if base is None:
+                base = 0 if space == LOCAL else self._base(space, ary)
+            view = View(len(self.views), name, space, ary.dtype, ary.shape, ary.strides, base,
+                        ary.dtype.itemsize, parent)
+            self.views.append(view)
+            return view.id
 
     def wrap(self, ary: np.ndarray, name: str, space: str) -> Recorded:
         """A recorded array for `ary` in `space`."""
@@ -260,32 +290,29 @@ class Tracer:
             raise UnsupportedError(f"slicing local array '{view.name}' is not supported by the tracer")
         offset = pointer(ary) - pointer(parent._ary)
         key = (parent._view, "slice", offset, ary.shape, ary.strides)
-        if key not in self._derived:
-            self._derived[key] = self.view(ary, view.name, view.space, parent=view.id,
-                                           base=view.base + offset)
-        return type(parent)(ary, self._derived[key], self)
+        derived = self.once(self._derived, key, lambda: self.view(
+            ary, view.name, view.space, parent=view.id, base=view.base + offset))
+        return type(parent)(ary, derived, self)
 
     def field(self, parent: Recorded, name: str) -> FieldArray:
         """Field `name` of a structured array, as an array of its own."""
         view = self.views[parent._view]
         ary = parent._ary[name]
-        key = (parent._view, "field", name)
-        if key not in self._derived:
-            offset = parent._ary.dtype.fields[name][1]
-            self._derived[key] = self.view(ary, f"{view.name}.{name}", view.space,
-                                           parent=view.id, base=view.base + offset)
-        return FieldArray(ary, self._derived[key], self)
+        offset = parent._ary.dtype.fields[name][1]
+        derived = self.once(self._derived, (parent._view, "field", name), lambda: self.view(
+            ary, f"{view.name}.{name}", view.space, parent=view.id, base=view.base + offset))
+        return FieldArray(ary, derived, self)
 
     def wide(self, view_id: int, count: int) -> int:
         """The view for `count` neighbouring elements moved as one access (device.vector)."""
-        key = (view_id, "wide", count)
-        if key not in self._derived:
+        def make():
             view = self.views[view_id]
             wide = View(len(self.views), view.name, view.space, view.dtype, view.shape,
                         view.strides, view.base, view.size * count, view_id, wide=True)
             self.views.append(wide)
-            self._derived[key] = wide.id
-        return self._derived[key]
+            return wide.id
+
+        return self.once(self._derived, (view_id, "wide", count), make)
 
     # -- accesses the arrays hand over ---------------------------------------------------
 
@@ -295,9 +322,11 @@ class Tracer:
         while frame.f_code in self.vector_codes:
             outer, frame = frame, frame.f_back
         if inner.f_locals.get("j", 0) == 0:
-            count = outer.f_locals["n"] if "n" in outer.f_locals else len(outer.f_locals["values"])
+            values = outer.f_locals.get("values")
+            count = len(values) if "n" not in outer.f_locals else outer.f_locals["n"]
             self.records.append((_current_thread().thread_id, self.wide(array._view, count), op, idx,
-                                 frame.f_code, frame.f_lasti, frame.f_lineno))
+                                 frame.f_code, frame.f_lasti, frame.f_lineno,
+                                 tuple(values) if op == STORE else None))
         return value
 
     def out_of_bounds(self, array: Recorded, idx, op: int, frame):
@@ -312,7 +341,7 @@ class Tracer:
         """A barrier or syncwarp of the calling thread, at the caller's caller's line."""
         frame = _getframe(2)
         self.records.append((_current_thread().thread_id, -1, op, detail, frame.f_code,
-                             frame.f_lasti, frame.f_lineno))
+                             frame.f_lasti, frame.f_lineno, None))
 
 
 def _check_index(idx, view: View) -> None:

@@ -16,6 +16,7 @@ from .arrays import (
     Recorded,
     Tracer,
     UnsupportedError,
+    instruction_at,
     pointer,
 )
 
@@ -50,17 +51,18 @@ def fake_module_class():
 
         def array(self, shape, dtype, alignment=None):
             frame = _getframe(1)
-            key = (frame.f_code, frame.f_lasti)
-            found = self._sites.get(key)
-            if found is None:
-                dtype = as_dtype(dtype)
+            key = (frame.f_code, instruction_at(frame.f_code, frame.f_lasti))
+
+            def allocate():
+                kind = as_dtype(dtype)
                 if shape == 0:   # dynamic shared memory: every such array aliases one buffer
-                    count = self._dynamic.size // dtype.itemsize
-                    ary = np.frombuffer(self._dynamic.data, dtype=dtype, count=count)
+                    count = self._dynamic.size // kind.itemsize
+                    ary = np.frombuffer(self._dynamic.data, dtype=kind, count=count)
                 else:
-                    ary = np.empty(shape, dtype)
-                found = self._sites[key] = self._tracer.wrap(ary, site_name(frame), SHARED)
-            return found
+                    ary = np.empty(shape, kind)
+                return self._tracer.wrap(ary, site_name(frame), SHARED)
+
+            return self._tracer.once(self._sites, key, allocate)
 
     class Local:
         """cuda.local.array: a new array per call, one view per call site (addresses modelled)."""
@@ -72,10 +74,9 @@ def fake_module_class():
         def array(self, shape, dtype, alignment=None):
             frame = _getframe(1)
             ary = np.empty(shape, as_dtype(dtype))
-            key = (frame.f_code, frame.f_lasti)
-            view = self._sites.get(key)
-            if view is None:
-                view = self._sites[key] = self._tracer.view(ary, site_name(frame), LOCAL)
+            key = (frame.f_code, instruction_at(frame.f_code, frame.f_lasti))
+            view = self._tracer.once(self._sites, key,
+                                     lambda: self._tracer.view(ary, site_name(frame), LOCAL))
             return Recorded(ary, view, self._tracer)
 
     class Const:
@@ -90,9 +91,9 @@ def fake_module_class():
                 return ary
             ary = np.asarray(ary)
             key = (pointer(ary), ary.shape, ary.strides, ary.dtype.str)
-            if key not in self._arrays:
-                self._arrays[key] = self._tracer.wrap(ary, site_name(_getframe(1)), CONSTANT)
-            return self._arrays[key]
+            frame = _getframe(1)
+            return self._tracer.once(self._arrays, key,
+                                     lambda: self._tracer.wrap(ary, site_name(frame), CONSTANT))
 
     class Atomics:
         """cuda.atomic.*: one 'atomic' record, then the simulator's locked operation."""
@@ -119,7 +120,7 @@ def fake_module_class():
                 except IndexError:
                     return tracer.out_of_bounds(array, idx, ATOMIC, frame)
                 tracer.records.append((_current_thread().thread_id, array._view, ATOMIC, idx,
-                                       frame.f_code, frame.f_lasti, frame.f_lineno))
+                                       frame.f_code, frame.f_lasti, frame.f_lineno, None))
                 return operation(array._ary, *args)
 
             return atomic

@@ -3,7 +3,8 @@
 A race (as compute-sanitizer's racecheck reports it): two threads of one block touch the same
 address (shared memory, or global memory within the block) in the same barrier interval, at
 least one writes, neither is an atomic. Threads of one warp separated by ``syncwarp`` do not
-race. Which access came first (RAW: a read after another thread's write; WAR: a write after
+race; two threads writing the same value to one place are not reported (benign; racecheck calls
+such a hazard a warning at most). Which access came first (RAW: a read after another thread's write; WAR: a write after
 another thread's read; WAW: two writes) is decided by a lockstep clock, as if the threads ran
 in step (the simulator runs them one after the other, which would say nothing useful).
 """
@@ -111,15 +112,28 @@ def _scan_group(acc, group, rec, sites, found):
         candidates = ((writes, "WAW"), (reads, "WAR")) if store else ((writes, "RAW"),)
         for earlier, name in candidates:
             for p in reversed(earlier[-SCAN:]):
-                if acc.thread[p] != thread and not (
-                        acc.thread[p] // WARP == warp and acc.warp_interval[p] != acc.warp_interval[r]):
-                    partner, kind = p, name
-                    break
+                if acc.thread[p] == thread or (acc.thread[p] // WARP == warp and
+                                               acc.warp_interval[p] != acc.warp_interval[r]):
+                    continue       # the same thread, or lanes ordered by a syncwarp
+                if name == "WAW" and _same(acc.value[p], acc.value[r]):
+                    continue       # the same value written twice: benign
+                partner, kind = p, name
+                break
             if partner is not None:
                 break
         (writes if store else reads).append(r)
         if partner is not None:
             _add_race(acc, partner, r, kind, rec, sites, found)
+
+
+def _same(a, b) -> bool:
+    """True when two stores wrote the same value (unknown values are never the same)."""
+    if a is None or b is None:
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def _add_race(acc, p, r, kind, rec, sites, found):

@@ -115,7 +115,7 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
             Substitutions(tracer, fn):
         for index, point in enumerate(points):
             tracer.block_point = point
-            tracer.records.append((index, -1, BLOCK, point, None, 0, 0))
+            tracer.records.append((index, -1, BLOCK, point, None, 0, 0, None))
             simkernel.BlockManager(fn, grid, block, False).run(point, *fake_args)
     for writeback in writebacks:
         writeback()
