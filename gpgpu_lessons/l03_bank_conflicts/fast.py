@@ -55,24 +55,6 @@ def tile_of_block(block, tiles_y, tiles_x, group):
 tile_of_block_gpu = cuda.jit(device=True)(tile_of_block)
 
 
-@cuda.jit(device=True, inline="always")
-def _run1(held, k):
-    return (held[k, 0],)
-
-
-@cuda.jit(device=True, inline="always")
-def _run2(held, k):
-    return (held[k, 0], held[k, 1])
-
-
-@cuda.jit(device=True, inline="always")
-def _run4(held, k):
-    return (held[k, 0], held[k, 1], held[k, 2], held[k, 3])
-
-
-RUNS = {1: _run1, 2: _run2, 4: _run4}     # held[k, 0 .. vec - 1] as the tuple store_vector takes
-
-
 @functools.cache
 def wide_kernel(tile: int, rows: int, vec: int, pad: int = 1, transpose: bool = True):
     """The kernel that moves a tile x tile tile with (tile / vec) x rows threads, vec per access.
@@ -82,7 +64,6 @@ def wide_kernel(tile: int, rows: int, vec: int, pad: int = 1, transpose: bool = 
     """
     per_thread = tile // rows
     shared_rows, shared_cols = (tile, tile + pad) if transpose else (1, 1)
-    run = RUNS[vec]
 
     def kernel(a, out, group):
         buf = cuda.shared.array((shared_rows, shared_cols), a.dtype)
@@ -109,7 +90,13 @@ def wide_kernel(tile: int, rows: int, vec: int, pad: int = 1, transpose: bool = 
         oh, ow = out.shape
         for k in range(per_thread):
             if y0 + k * rows < oh and x0 < ow:                  # vec neighbours in one store
-                store_vector(out, (at(y0 + k * rows), at(x0)), run(held, k))
+                yx = (at(y0 + k * rows), at(x0))
+                if vec == 1:                                    # vec is a constant: Numba
+                    store_vector(out, yx, (held[k, 0],))        # keeps one of these branches
+                elif vec == 2:
+                    store_vector(out, yx, (held[k, 0], held[k, 1]))
+                else:
+                    store_vector(out, yx, (held[k, 0], held[k, 1], held[k, 2], held[k, 3]))
 
     kind = "transpose" if transpose else "copy"
     name = f"{kind}_wide_{tile}x{tile}_{tile // vec}x{rows}_vec{vec}"
@@ -132,7 +119,7 @@ def _wide_launch(a, out, block, vec, pad, group, *, transpose: bool) -> launch.L
     vec, group = launch.positive_int(vec, "vec"), launch.positive_int(group, "group")
     pad = launch.positive_int(pad, "pad", minimum=0)
     itemsize, (h, w) = d_a.dtype.itemsize, d_a.shape
-    if vec not in RUNS or vec * itemsize not in (4, 8, 16):
+    if vec not in (1, 2, 4) or vec * itemsize not in (4, 8, 16):
         raise ValueError(f"vec must be 1, 2 or 4 with vec x itemsize <= 16 bytes, got vec={vec} "
                          f"for {d_a.dtype}")
     tile = threads_x * vec
@@ -192,8 +179,9 @@ VARIANTS = {
 }
 
 
-def _case(block, vec, group, side: int = 8192):
-    """One point of the tuning space: the wide transpose of a side x side float32 matrix."""
+def _case(block, vec, group):
+    """One point of the tuning space: the wide transpose of the preset float32 square matrix."""
+    side = runtime.PRESETS["image_side"]       # 8192 on a GPU: 256 MB each way, well above L2
     d_a = cuda.to_device(np.random.default_rng(0).random((side, side), dtype=np.float32))
     return wide.prepare(d_a, block=block, vec=vec, group=group), 2 * d_a.nbytes
 
