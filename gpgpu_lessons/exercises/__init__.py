@@ -9,7 +9,7 @@
 
 Modules: `registry` (what an exercise is; the index), `lesson00` ... `lesson05`, `grader`,
 `running` (one launch, its crashes explained), `report` (the answer), `checks` and `tracing`
-(what the kernel tracer says), `fakegpu` (a pretend GPU for timing code), `progress`, `cells`
+(what the kernel tracer says), `fakegpu` (a pretend GPU for timing code), `progress_file`, `cells`
 (the notebook cells), `figures`. Reference solutions live in `solutions`, shown only by
 `solution(id, i_am_the_instructor=True)` or the solutions deck.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import progress as _progress
+from . import progress_file as _progress
 from . import registry as _catalog
 from .cells import notebook_cells
 from .grader import GradingError, grade

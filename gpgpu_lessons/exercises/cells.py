@@ -1,8 +1,9 @@
 """The exercises as notebook cells, to append at the end of each lesson, and the solutions deck.
 
 `notebook_cells("03")` returns the cells (nbformat dicts) of lesson 03's exercises: an opening
-slide that lists them, then per exercise a statement slide (heading, task, how to grade), its
-picture where it has one, the skeleton in a cell tagged `exercise`, and the grading cell. Every
+slide that lists them, then per exercise a statement slide (heading, task, how to grade, its
+picture where it has one), a subslide with the skeleton in a cell tagged `exercise`, and a
+subslide with the grading cell (its answer can be long, or a picture). Every
 cell has slide metadata; shown code stays within a slide (<= 22 lines of <= 100 characters).
 The skeletons are unsolved: their grading cells print "not yet" and never raise, so nbval passes.
 
@@ -64,8 +65,12 @@ def notebook_cells(lesson) -> list[dict]:
         if exercise.figure is not None:
             cells.append(_cell("code", f'exercises.figure("{exercise.id}")', "-",
                                f"{exercise.id}/figure"))
-        cells.append(_cell("code", exercise.skeleton, "subslide", f"{exercise.id}/skeleton",
+        cells.append(_cell("markdown", f"### {exercise.id} · your `{exercise.name}`", "subslide",
+                           f"{exercise.id}/yours"))
+        cells.append(_cell("code", exercise.skeleton, "-", f"{exercise.id}/skeleton",
                            tags=("exercise",)))
+        cells.append(_cell("markdown", f"### {exercise.id} · what the grader says", "subslide",
+                           f"{exercise.id}/verdict"))
         cells.append(_cell("code", f'exercises.grade("{exercise.id}", {exercise.name})', "-",
                            f"{exercise.id}/grade"))
     return cells

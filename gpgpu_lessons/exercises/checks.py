@@ -128,8 +128,9 @@ class GlobalReadsAtMost:
         moved = sum(row.sectors for row in rows)
         import numpy as np
 
-        needed = sum(v.nbytes for k, v in case.args.items()
-                     if isinstance(v, np.ndarray) and k not in case.expected) / 32
+        needed = observation.fraction * sum(
+            v.nbytes for k, v in case.args.items()
+            if isinstance(v, np.ndarray) and k not in case.expected) / 32
         if needed and moved > self.factor * needed:
             worst = max(rows, key=lambda r: r.sectors)
             return [f"Your kernel reads {moved / needed:.1f}x the sectors its input needs "
@@ -181,8 +182,8 @@ class NoAtomicContention:
         for row in observation.select(self.space, "atomic"):
             if row.same_address > self.most:
                 lanes = row.same_address
-                who = ("every lane does an atomic on one address" if lanes >= 31 else
-                       f"up to {lanes:.0f} lanes of a warp do atomics on one address")
+                who = ("every lane does an atomic on one address" if lanes >= 31.5 else
+                       f"{lanes:.0f} lanes of a warp (on average) do atomics on one address")
                 found.append(f"{_line(row, kernel).capitalize()}: {who} ({row.requests} requests); "
                              "the atomics on one address wait for each other. Combine the values "
                              "first (in registers, a warp or a block) and do one atomic per group.")

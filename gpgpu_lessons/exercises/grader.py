@@ -16,7 +16,7 @@ import inspect
 import numpy as np
 
 from .. import runtime
-from . import checks, progress, registry, report, running, tracing
+from . import checks, progress_file, registry, report, running, tracing
 
 
 class GradingError(TypeError):
@@ -229,7 +229,7 @@ def grade(exercise_id, fn, *, seed=None) -> report.Report:
                       "bug of the exercise, not necessarily of your kernel: please report it.",
               "grader")
     if result.passed:
-        progress.record(exercise.id)
+        progress_file.record(exercise.id)
         sentence = "Correct"
         if exercise.kind == "kernel":
             sentence += " on every case"

@@ -21,9 +21,10 @@ POLY = Exercise(
     id="04.1", name="poly", title="Coefficients in constant memory",
     statement="""\
 `out[i] = c0 + c1 x + c2 x^2 + ... + c6 x^6` with `x = x[i]` and the seven coefficients
-`COEFFS` below. Every lane of a warp needs the same coefficient at the same time: a broadcast,
-what constant memory is for. Read `COEFFS` through `cuda.const.array_like(COEFFS)` inside the
-kernel, and evaluate with Horner's rule. Blocks of 128 threads; `n = 1` and `n = 200`.""",
+`COEFFS` below, by Horner's rule. Every lane of a warp needs the same coefficient at the same
+time: a broadcast, what constant memory is for. Read `COEFFS` through
+`cuda.const.array_like(COEFFS)` (Numba freezes a module-level array a kernel reads into constant
+memory anyway; the call says so). Blocks of 128 threads; `n = 1` and `n = 200`.""",
     skeleton='''\
 import numpy as np
 from numba import cuda
@@ -123,8 +124,8 @@ COLOUR = Exercise(
     statement="""\
 Convert an `(h, w, 3)` float32 RGB image to YCbCr: each output pixel is `YCC @ rgb + OFFSET`
 with the 3 x 3 matrix and the offset below (JPEG's). One thread per pixel (blocks of 128,
-covering `h * w`); all lanes read the same matrix element at the same time. Put `YCC` and
-`OFFSET` in constant memory. Images 1 x 5 and 7 x 30.""",
+covering `h * w`); all lanes read the same matrix element at the same time: put `YCC` and
+`OFFSET` in constant memory (`cuda.const.array_like`). Images 1 x 5 and 7 x 30.""",
     skeleton='''\
 import numpy as np
 from numba import cuda

@@ -88,7 +88,7 @@ def _where_wrong(wrong: np.ndarray, block) -> str:
     flat_columns = x if wrong.ndim != 1 else positions[:, 0]
     bx = block[0]
     full = (columns // bx) * bx
-    if full < columns and (flat_columns >= full).all() and wrong.ndim <= 2:
+    if 0 < full < columns and (flat_columns >= full).all() and wrong.ndim <= 2:
         return (f"all of them past element {full} along the last axis: in the last, partial "
                 f"block (the size is not a multiple of the block's {bx} threads)")
     edges = (flat_columns % bx == 0) | (flat_columns % bx == bx - 1) | (flat_columns == columns - 1)
@@ -97,7 +97,7 @@ def _where_wrong(wrong: np.ndarray, block) -> str:
                 "look at what a thread on a block's edge reads (the halo)")
     if wrong.ndim == 2 and wrong.shape[0] > 1 and wrong[0].all() and not wrong[1:].any():
         return "only the first row"
-    if wrong.all():
+    if wrong.all() and wrong.size > 1:
         return "every element"
     return ""
 
@@ -120,7 +120,7 @@ def describe_values(name: str, got: np.ndarray, expected: np.ndarray, *, rtol: f
         never = int(((writes == 0) & wrong).sum())
         if never:
             sentence += (f". {never} of them were never written (no thread stored to them)"
-                         if never < count else ". None of them was ever written")
+                         if never < count else ". They were never written: no thread stored to them")
     elif got.dtype.kind in "fc":
         unwritten = int((np.isnan(got) & wrong).sum())
         if unwritten:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import linecache
 from dataclasses import dataclass, field
 
+import numpy as np
+
 
 class Unavailable(RuntimeError):
     """The tracer is not installed, or could not trace this kernel."""
@@ -64,6 +66,7 @@ class Observation:
     lines: list[Line] = field(default_factory=list)
     hazards: list[Hazard] = field(default_factory=list)
     warps: int = 0
+    fraction: float = 1.0    # the share of the grid's blocks that was traced
 
     def select(self, space=None, op=None) -> list[Line]:
         return [row for row in self.lines if (space is None or row.space == space)
@@ -114,7 +117,10 @@ def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
         result = trace_kernel(kernel, grid, block, *args, blocks=blocks)
     except UnsupportedError as error:
         raise Unavailable(f"the tracer cannot trace this kernel ({error})") from None
-    observation = Observation(warps=int(_get(result, "warps", 0) or 0))
+    traced = len(_get(result, "blocks", []) or [])
+    total = int(np.prod(_get(result, "grid", (1,)) or (1,)))
+    observation = Observation(warps=int(_get(result, "warps", 0) or 0),
+                              fraction=traced / total if traced and total else 1.0)
     for row in _get(result, "lines", []) or []:
         line = int(_get(row, "line"))
         requests = int(_get(row, "requests", 0) or 0)
