@@ -66,13 +66,14 @@ def sample_notebook():
         cell("markdown", "## Effective bandwidth\n\n$$B = \\frac{\\text{bytes moved}}{t}$$", "slide"),
         cell("markdown", "- it is $b/t$, inline", "fragment"),
         cell("markdown", "Say: bytes that must move, not bytes touched.", "notes"),
-        cell("code", "print('copy matches NumPy: True')", "subslide"),
+        cell("markdown", "### Checked", "subslide"),
+        cell("code", "print('copy matches NumPy: True')", "-"),
         cell("markdown", "![a picture beside the notebook](sample_picture.png)", "-"),
         cell("markdown", "## A timing plot", "slide"),
         cell("code", "plotting.sweep(sizes, {'copy': timings}, xlabel='n', title='copy')", "-",
              png=png_of_a_plot()),
     ])
-    nb.cells[6].outputs = [new_output("stream", name="stdout", text="copy matches NumPy: True\n")]
+    nb.cells[7].outputs = [new_output("stream", name="stdout", text="copy matches NumPy: True\n")]
     nb.metadata.update(kernelspec={"name": "python3", "display_name": "Python 3", "language": "python"})
     return nb
 
@@ -98,9 +99,13 @@ def test_the_sample_follows_the_conventions_and_counts_its_slides():
     (lambda nb: nb.cells[0].update(source="# Sample deck\n- a goal"), r"cell 0 is not a markdown title slide"),
     (lambda nb: nb.cells[0].update(source="# Lesson 07 · Sample deck\n\nNo goals."), r"no learning goals"),
     (lambda nb: nb.cells[0].metadata["slideshow"].update(slide_type="-"), r"title\) has slide_type '-'"),
-    (lambda nb: nb.cells[6].update(source="x = 1\n" * 23), r"shows 23 lines of code on a slide \(at most 22\)"),
-    (lambda nb: nb.cells[6].update(source="x = '" + "a" * 100 + "'"), r"wider than 100 characters \(line 1\)"),
-], ids=["no-metadata", "bad-type", "no-title", "no-goals", "title-not-slide", "long-code", "wide-code"])
+    (lambda nb: nb.cells[7].update(source="x = 1\n" * 23), r"shows 23 lines of code on a slide \(at most 22\)"),
+    (lambda nb: nb.cells[7].update(source="x = '" + "a" * 100 + "'"), r"wider than 100 characters \(line 1\)"),
+    (lambda nb: nb.cells[6].update(source="Checked"), r"cell 6 opens a slide without a heading"),
+    (lambda nb: nb.cells[7].metadata["slideshow"].update(slide_type="slide"),
+     r"cell 7 opens a slide without a heading"),
+], ids=["no-metadata", "bad-type", "no-title", "no-goals", "title-not-slide", "long-code", "wide-code",
+        "no-heading", "code-opens-a-slide"])
 def test_problems_name_what_breaks_the_conventions(break_it, message):
     nb = sample_notebook()
     break_it(nb)
@@ -262,3 +267,31 @@ def test_the_overflow_check_finds_a_slide_too_tall_and_one_too_wide(opened):
     overflow = ready(opened, "09_overflow.ipynb")["overflow"]
     assert [o["slide"] for o in overflow] == [2, 3]
     assert overflow[0]["height"] > slides.HEIGHT and overflow[1]["cutCode"] == 1
+
+
+@pytest.mark.parametrize("name", DECK_NAMES)
+def test_nothing_sits_under_the_navigation_controls(name, opened):
+    hidden = ready(opened, name)["underControls"]
+    assert not hidden, "under the controls:\n  " + "\n  ".join(
+        f"slide {u['slide']} (#/{u['h']}/{u['v']}): {u['what']!r}" for u in hidden)
+
+
+@pytest.mark.parametrize("name", DECK_NAMES)
+def test_every_slide_has_a_heading(name, opened):
+    headless = ready(opened, name)["headless"]
+    assert not headless, f"slides without a heading: {headless}"
+
+
+@pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
+def test_plots_span_most_of_the_slide(name, opened):
+    narrow = [p for p in ready(opened, name)["plots"] if p["width"] < 0.6 * slides.WIDTH]
+    assert not narrow, "plots narrower than 60% of the slide: " + ", ".join(
+        f"slide {p['slide']} {p['width']} px ({p['text']!r})" for p in narrow)
+
+
+def test_a_deck_prints_to_a_pdf_with_one_page_per_slide(decks, browser):
+    deck = deck_of(decks, "07_sample.ipynb")
+    pdf = browser.pdf(deck.html)
+    assert pdf.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page(?![s\w])", pdf))
+    assert pages == deck.slides, f"{pages} pages for {deck.slides} slides"

@@ -58,6 +58,14 @@ window.MathJax = {
   --jp-code-font-size: 18px;
 }
 .reveal .slides section h1, .reveal .slides section h2, .reveal .slides section h3 { text-transform: none; }
+/* code flush left, wrapped only where a line has a space, never inside a word */
+.reveal pre, .reveal pre code, .reveal .jp-OutputArea-output pre {
+  white-space: pre-wrap !important; word-break: normal !important; overflow-wrap: normal !important;
+  word-wrap: normal !important; text-align: left; margin-left: 0;
+}
+.reveal .jp-InputArea, .reveal .jp-OutputArea { margin-left: 0; }
+/* plots as wide as the slide allows */
+.reveal .jp-OutputArea-output img { max-width: 100%; height: auto; }
 </style>
 {%- endblock html_head_js_mathjax -%}
 {%- block footer_js -%}
@@ -68,7 +76,7 @@ Reveal.initialize({
   width: {{ resources.reveal.width }}, height: {{ resources.reveal.height }}, margin: 0.04,
   controls: true, progress: true, hash: true, center: true,
   slideNumber: "{{ resources.reveal.number }}", transition: "{{ resources.reveal.transition }}",
-  plugins: [RevealNotes]
+  pdfSeparateFragments: false, pdfMaxPagesPerSlide: 1, plugins: [RevealNotes]
 });
 </script>
 {%- endblock footer_js -%}
@@ -112,9 +120,21 @@ def problems(nb, name: str = "") -> list[str]:
       goals as a Markdown list;
     - a code cell shown on a slide has at most MAX_CODE_LINES lines of at most MAX_CODE_COLUMNS
       characters: longer code belongs in the package (shown with notebook.show_source) or in a
-      cell with slide_type "skip" (it runs, but is not on the slides).
+      cell with slide_type "skip" (it runs, but is not on the slides);
+    - every slide has a heading: the cell that opens it is Markdown starting with '#'.
     """
     found = []
+    opening = True                      # the next shown cell opens a slide
+    for index, cell in enumerate(nb.cells):
+        kind = slide_type(cell) or "-"
+        if kind not in SHOWN:
+            continue
+        if opening or kind in ("slide", "subslide"):
+            first = cell.source.lstrip().splitlines()[0] if cell.source.strip() else ""
+            if cell.cell_type != "markdown" or not first.startswith("#"):
+                found.append(f"cell {index} opens a slide without a heading: open it with a Markdown "
+                             "cell that starts with '## ...'")
+        opening = False
     for index, cell in enumerate(nb.cells):
         kind = slide_type(cell)
         where = f"cell {index} ({cell.cell_type})"

@@ -34,16 +34,29 @@ INSPECT = """(async () => {
     ready: Reveal.isReady(), total: Reveal.getTotalSlides(), indices: Reveal.getIndices(),
     title: heading ? heading.textContent.replace('\\u00b6', '').trim() : '',
     notes: document.querySelectorAll('aside.notes').length,
-    notesPlugin: Reveal.hasPlugin('notes'), width: config.width, height: config.height, overflow: []
+    notesPlugin: Reveal.hasPlugin('notes'), width: config.width, height: config.height, overflow: [],
+    plots: [], underControls: [], headless: []
   };
+  const controls = document.querySelector('.reveal .controls').getBoundingClientRect();
+  const meets = (r, c) => r.width > 0 && r.height > 0 && r.left < c.right && r.right > c.left
+                          && r.top < c.bottom && r.bottom > c.top;
+  Reveal.configure({transition: 'none', backgroundTransition: 'none'});
   Reveal.getSlides().forEach((slide, n) => {
     const at = Reveal.getIndices(slide);
     Reveal.slide(at.h, at.v, Infinity);  // every fragment shown: the slide at its fullest
+    const first = slide.innerText.trim().split('\\n')[0].slice(0, 60);
     const cut = [...slide.querySelectorAll('pre')].filter(pre => pre.scrollWidth > pre.clientWidth + 1);
     if (slide.scrollHeight > config.height || slide.scrollWidth > config.width || cut.length)
       result.overflow.push({slide: n + 1, h: at.h, v: at.v, height: slide.scrollHeight,
-        width: slide.scrollWidth, cutCode: cut.length,
-        text: slide.innerText.trim().split('\\n')[0].slice(0, 60)});
+        width: slide.scrollWidth, cutCode: cut.length, text: first});
+    slide.querySelectorAll('.jp-OutputArea-output img').forEach(img =>
+      result.plots.push({slide: n + 1, width: img.offsetWidth, natural: img.naturalWidth, text: first}));
+    const boxes = slide.querySelectorAll('p, li, pre, img, table, h1, h2, h3, svg, .jp-RenderedText');
+    const hidden = [...boxes].filter(box => meets(box.getBoundingClientRect(), controls));
+    if (hidden.length)
+      result.underControls.push({slide: n + 1, h: at.h, v: at.v,
+        what: hidden[0].tagName.toLowerCase() + ': ' + (hidden[0].innerText || '').trim().slice(0, 40)});
+    if (!slide.querySelector('h1, h2, h3, h4')) result.headless.push({slide: n + 1, text: first});
   });
   Reveal.slide(0, 0, -1);
   return result;
@@ -147,6 +160,24 @@ class Chromium:
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         png = base64.b64decode(self.send("Page.captureScreenshot", session=self.session, format="png")["data"])
         return {**self.evaluate(INSPECT), "screenshot": png, **self._log()}
+
+    def pdf(self, deck: Path, width: int = 1280, height: int = 720) -> bytes:
+        """The deck in reveal.js's print layout as a PDF: one page per slide, fragments shown."""
+        self.events.clear()
+        self.send("Page.navigate", session=self.session, url=Path(deck).resolve().as_uri() + "?print-pdf")
+        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
+            self.events.append(self._receive())
+        deadline = time.monotonic() + self.timeout
+        while not self.evaluate("typeof Reveal !== 'undefined' && Reveal.isReady()"):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"reveal.js did not start in {deck} (print layout)")
+            time.sleep(0.1)
+        self.evaluate("(async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise;"
+                      " await document.fonts.ready; await new Promise(r => setTimeout(r, 300)); })()")
+        printed = self.send("Page.printToPDF", session=self.session, printBackground=True,
+                            paperWidth=width / 96, paperHeight=height / 96, marginTop=0, marginBottom=0,
+                            marginLeft=0, marginRight=0, preferCSSPageSize=True)
+        return base64.b64decode(printed["data"])
 
     def screenshot(self, slide: int) -> bytes:
         """A PNG of the open deck's slide number `slide` (1-based, in reading order), fragments shown."""
