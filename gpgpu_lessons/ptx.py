@@ -111,10 +111,80 @@ def summary(ptx: str) -> dict:
     }
 
 
+def _global_accesses(facts: dict, kind: str) -> list[str]:
+    """The global loads ('ld') or stores ('st') of a PTX's facts, widest first."""
+    ops = [op for op in facts["instructions"] if op.startswith(f"{kind}.global")]
+    return sorted(ops, key=lambda op: (-access_bytes(op), op))
+
+
+def _wide(facts: dict, kinds: tuple[str, ...], nbytes: int) -> str | None:
+    missing = [kind for kind in kinds if not any(access_bytes(op) == nbytes
+                                                 for op in _global_accesses(facts, kind))]
+    if not missing:
+        return None
+    seen = ", ".join(op for kind in kinds for op in _global_accesses(facts, kind)) or "none"
+    names = {"ld": "load", "st": "store"}
+    return (f"no {nbytes}-byte global {' or '.join(names[k] for k in missing)} "
+            f"(global accesses: {seen})")
+
+
+def _const_table(facts: dict) -> str | None:
+    if facts["const_arrays"] and any(op.startswith("ld.const") for op in facts["instructions"]):
+        return None
+    return f"no .const array read with ld.const (.const arrays: {facts['const_arrays'] or 'none'})"
+
+
+def _no_const_table(facts: dict) -> str | None:
+    loads = sum(n for op, n in facts["instructions"].items() if op.startswith("ld.const"))
+    if not facts["const_arrays"] and not loads:
+        return None
+    return f"reads constant memory: .const arrays {facts['const_arrays']}, {loads} ld.const"
+
+
+def _in_registers(facts: dict) -> str | None:
+    local_ops = sorted(op for op in facts["instructions"] if ".local" in op)
+    spills = facts.get("ptxas", {})
+    spilled = spills.get("spill_store_bytes", 0) + spills.get("spill_load_bytes", 0)
+    if not facts["local_bytes"] and not local_ops and not spilled:
+        return None
+    return (f"uses local memory: {facts['local_bytes']} bytes declared .local "
+            f"({', '.join(local_ops) or 'no ld/st.local'}), {spilled} bytes spilled by ptxas")
+
+
+CLAIMS = {
+    "16-byte loads": lambda facts: _wide(facts, ("ld",), 16),
+    "16-byte loads and stores": lambda facts: _wide(facts, ("ld", "st"), 16),
+    "8-byte loads and stores": lambda facts: _wide(facts, ("ld", "st"), 8),
+    "a .const table": _const_table,
+    "no .const table": _no_const_table,
+    "in registers": _in_registers,
+}
+"""What a lesson may claim about a kernel's PTX, each a check of summary() facts (with ptxas's)."""
+
+
+def claim_problem(facts: dict, claim: str) -> str | None:
+    """None when one PTX's facts show the claim (a key of CLAIMS); else what the PTX shows instead."""
+    if claim not in CLAIMS:
+        raise ValueError(f"unknown claim {claim!r}; known: {', '.join(CLAIMS)}")
+    return CLAIMS[claim](facts)
+
+
 # ---- ptxas: the assembler the driver would run -----------------------------------------------
 
 class CompileError(RuntimeError):
     """NVVM or ptxas rejected a kernel."""
+
+
+def missing_compiler() -> str | None:
+    """Why kernels cannot be compiled to PTX here (no NVVM), or None when they can."""
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        load_nvidia_dynamic_lib("nvvm")
+    except Exception as error:
+        return (f"NVVM, the CUDA compiler library, is not installed ({type(error).__name__}): "
+                'pip install -e ".[cu12]" installs it (no GPU needed)')
+    return None
 
 
 def find_ptxas() -> str | None:
@@ -247,22 +317,29 @@ def registry(packages=(PACKAGE,)) -> tuple[list[Entry], list[str]]:
 
 # ---- compiling -------------------------------------------------------------------------------
 
-def compile_to_ptx(kernel, signature, archs) -> dict[str, str]:
+def compile_to_ptx(kernel, signature, archs, seconds: Counter | None = None) -> dict[str, str]:
     """{arch: PTX} of one kernel for one signature, with the kernel's own jit options.
 
     Numba types and lowers the kernel once, for the oldest architecture of archs (its lowering
     depends on the compute capability only below 6.0), and NVVM runs once per architecture.
+    seconds, if given, adds the time of each step: 'numba' (typing, lowering) and 'nvvm'.
     """
     from numba.cuda import compiler
 
+    seconds = Counter() if seconds is None else seconds
     options = kernel.targetoptions
     ccs = {arch: ARCHITECTURES[arch] for arch in archs}
+    start = time.perf_counter()
     library, _ = compiler._compile_pyfunc_with_fixup(
         python_function(kernel), signature, device=False, abi="numba", abi_info=None,
         cc=min(ccs.values()), debug=options.get("debug"), lineinfo=options.get("lineinfo", False),
         fastmath=options.get("fastmath", False), opt=options.get("opt"), forceinline=False,
         launch_bounds=options.get("launch_bounds"), lto=False)
-    return {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
+    lowered = time.perf_counter()
+    seconds["numba"] += lowered - start
+    ptxes = {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
+    seconds["nvvm"] += time.perf_counter() - lowered
+    return ptxes
 
 
 def _first_lines(error: Exception, count: int = 12) -> str:
@@ -278,33 +355,39 @@ def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptx_dir: str
     with tempfile.TemporaryDirectory() as folder:
         for entry in entries:
             for signature in entry.signatures:
-                start = time.perf_counter()
+                seconds = Counter()
                 result = {"module": entry.module, "kernel": entry.name,
                           "signature": str(signature), "error": None, "ptx": {}}
                 try:
-                    ptxes = compile_to_ptx(entry.kernel, signature, archs)
+                    ptxes = compile_to_ptx(entry.kernel, signature, archs, seconds)
                 except Exception as error:
                     result["error"] = _first_lines(error)
                     ptxes = {}
+                start = time.perf_counter()
                 for arch, ptx in ptxes.items():
-                    facts = summary(ptx)
-                    if facts["shared_bytes"] > STATIC_SHARED_MEMORY_BYTES:
-                        facts["error"] = (f"{facts['shared_bytes']} bytes of static shared memory, "
-                                          f"more than the {STATIC_SHARED_MEMORY_BYTES} (48 KiB) "
-                                          "a block may declare")
-                    elif ptxas:
-                        try:
-                            facts["ptxas"] = assemble(ptx, arch, ptxas, folder)
-                        except CompileError as error:
-                            facts["error"] = str(error)
+                    result["ptx"][arch] = _check(ptx, arch, ptxas, folder)
                     if ptx_dir:
                         _write_ptx(ptx_dir, result, arch, ptx)
-                    result["ptx"][arch] = facts
+                seconds["ptxas"] += time.perf_counter() - start
                 if result["error"] is None:
                     result["error"] = _per_architecture(result["ptx"])
-                result["seconds"] = round(time.perf_counter() - start, 3)
+                result["seconds"] = {step: round(t, 3) for step, t in seconds.items()}
                 results.append(result)
     return results
+
+
+def _check(ptx: str, arch: str, ptxas: str | None, folder: str) -> dict:
+    """The facts of one PTX, ptxas's numbers, and an 'error' when it cannot run on that GPU."""
+    facts = summary(ptx)
+    if facts["shared_bytes"] > STATIC_SHARED_MEMORY_BYTES:
+        facts["error"] = (f"{facts['shared_bytes']} bytes of static shared memory, more than "
+                          f"the {STATIC_SHARED_MEMORY_BYTES} (48 KiB) a block may declare")
+    elif ptxas:
+        try:
+            facts["ptxas"] = assemble(ptx, arch, ptxas, folder)
+        except CompileError as error:
+            facts["error"] = str(error)
+    return facts
 
 
 def _per_architecture(facts: dict) -> str | None:
@@ -350,6 +433,8 @@ def compile_registry(packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, use_ptx
         "ptxas": ptxas, "kernels": len({id(e.kernel) for e in entries}),
         "configurations": len(results), "problems": problems, "results": results,
         "seconds": round(time.perf_counter() - start, 2),
+        "step_seconds": {step: round(sum(r["seconds"].get(step, 0) for r in results), 2)
+                         for step in ("numba", "nvvm", "ptxas")},
     }
 
 
@@ -372,16 +457,17 @@ def describe(report: dict, verbose: bool = False) -> str:
                       if regs else "")
             state = "FAIL" if r["error"] else "ok  "
             lines.append(f"{state} {r['module']}.{r['kernel']} {r['signature']}  "
-                         f"{r['seconds']:.2f} s  {detail}".rstrip())
+                         f"{sum(r['seconds'].values()):.2f} s  {detail}".rstrip())
             if r["error"]:
                 lines += [f"     {line}" for line in r["error"].splitlines()]
     lines += [f"PROBLEM {p}" for p in report["problems"]]
     v = report["versions"]
     failed = sum(1 for r in report["results"] if r["error"])
+    steps = ", ".join(f"{step} {t:.1f} s" for step, t in report["step_seconds"].items())
     lines.append(
         f"PTX: {report['kernels']} kernels, {report['configurations']} configurations x "
         f"{len(report['archs'])} architectures ({' '.join(report['archs'])}) in "
-        f"{report['seconds']:.1f} s; {failed} failed, {len(report['problems'])} registry problems "
+        f"{report['seconds']:.1f} s ({steps}); {failed} failed, {len(report['problems'])} registry problems "
         f"(numba {v['numba']}, numba-cuda {v['numba-cuda']}, numpy {v['numpy']}"
         f"{'' if report['ptxas'] else '; no ptxas: PTX not assembled'})")
     return "\n".join(lines)
