@@ -155,7 +155,8 @@ def build(recording: Recording):
     columns = {name: values[memory] for name, values in columns.items()}
 
     by_site = np.lexsort((np.arange(len(mem)), site[mem], block[mem] * nthreads + tid[mem]))
-    starts = group_starts(((block[mem] * nthreads + tid[mem]) * len(site_list) + site[mem])[by_site])
+    thread_site = (block[mem] * nthreads + tid[mem]) * len(site_list) + site[mem]
+    starts = group_starts(thread_site[by_site])
     occurrence = np.empty(len(mem), dtype=np.int64)
     occurrence[by_site] = running_count(starts, np.ones(len(mem), dtype=bool))
 

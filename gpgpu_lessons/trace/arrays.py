@@ -3,7 +3,8 @@
 A record is the tuple ``(thread, view, op, index, code, lasti, line, value)``: the thread
 (linear id in its block), the view (how the array is addressed: `View`), LOAD / STORE / ATOMIC
 (or BARRIER, SYNCWARP, BLOCK for events), the index as the kernel wrote it, where (the code
-object, the bytecode offset and the line), and the value a store wrote (None otherwise). `accesses.py` turns the list of records into columns.
+object, the bytecode offset and the line), and the value a store wrote (None otherwise).
+`accesses.py` turns the list of records into columns.
 """
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ class OutOfBounds:
 
 
 class Recorded:
-    """An array inside a traced kernel: indexing reads/writes the NumPy array and logs the access."""
+    """An array inside a traced kernel: indexing reads or writes the NumPy array and logs it."""
 
     __slots__ = ("_append", "_ary", "_tracer", "_view")
 
@@ -103,6 +104,32 @@ class Recorded:
         self._append((_current_thread().thread_id, self._view, STORE, idx,
                       frame.f_code, frame.f_lasti, frame.f_lineno, value))
 
+    def load(self, idx, frame):
+        """Read element idx (or a slice), logging it at `frame`'s line."""
+        try:
+            value = self._ary[idx]
+        except IndexError:
+            return self._tracer.out_of_bounds(self, idx, LOAD, frame)
+        if type(value) is np.ndarray:
+            return self._tracer.subarray(self, value)
+        self._append((_current_thread().thread_id, self._view, LOAD, idx,
+                      frame.f_code, frame.f_lasti, frame.f_lineno, None))
+        return value
+
+    def store(self, idx, value, frame):
+        """Write element idx, logging it at `frame`'s line."""
+        try:
+            self._ary[idx] = value
+        except IndexError:
+            self._tracer.out_of_bounds(self, idx, STORE, frame)
+            return
+        self._append((_current_thread().thread_id, self._view, STORE, idx,
+                      frame.f_code, frame.f_lasti, frame.f_lineno, value))
+
+    def __iter__(self):
+        for i in range(len(self._ary)):
+            yield self.load(i, _getframe(1))
+
     def __len__(self):
         return len(self._ary)
 
@@ -127,7 +154,10 @@ class Recorded:
     def __getattr__(self, name):
         if self._ary.dtype.names and name in self._ary.dtype.names:
             return self._tracer.field(self, name)
-        return getattr(self._ary, name)
+        value = getattr(self._ary, name)
+        if isinstance(value, np.ndarray) and np.shares_memory(value, self._ary):
+            return self._tracer.subarray(self, value)     # a.T, a.real, a.imag
+        return value
 
     def __repr__(self):
         view = self._tracer.views[self._view]
@@ -140,6 +170,9 @@ class ReadOnly(Recorded):
     __slots__ = ()
 
     def __setitem__(self, idx, value):
+        self.store(idx, value, None)
+
+    def store(self, idx, value, frame):
         view = self._tracer.views[self._view]
         raise UnsupportedError(f"constant array '{view.name}' is read-only: a GPU kernel cannot "
                                "write constant memory")
@@ -164,32 +197,6 @@ class RecordRef:
         self._array._tracer.field(self._array, name).store(self._idx, value, _getframe(1))
 
     __setitem__ = __setattr__
-
-
-class FieldArray(Recorded):
-    """One field of a structured array, seen as an array of that field's type."""
-
-    __slots__ = ()
-
-    def load(self, idx, frame):
-        """Read field element idx, logging it at `frame`'s line."""
-        try:
-            value = self._ary[idx]
-        except IndexError:
-            return self._tracer.out_of_bounds(self, idx, LOAD, frame)
-        self._append((_current_thread().thread_id, self._view, LOAD, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno, None))
-        return value
-
-    def store(self, idx, value, frame):
-        """Write field element idx, logging it at `frame`'s line."""
-        try:
-            self._ary[idx] = value
-        except IndexError:
-            self._tracer.out_of_bounds(self, idx, STORE, frame)
-            return
-        self._append((_current_thread().thread_id, self._view, STORE, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno, value))
 
 
 @functools.cache
@@ -286,22 +293,26 @@ class Tracer:
     def subarray(self, parent: Recorded, ary: np.ndarray) -> Recorded:
         """A slice of a recorded array (a row, a window): same memory, its own shape."""
         view = self.views[parent._view]
+        if not np.may_share_memory(ary, parent._ary):
+            raise UnsupportedError(f"array '{view.name}' indexed with an array or a list: a GPU "
+                                   "kernel indexes arrays with integers and slices")
         if view.space == LOCAL:
-            raise UnsupportedError(f"slicing local array '{view.name}' is not supported by the tracer")
+            raise UnsupportedError(f"slicing local array '{view.name}' is not supported by the "
+                                   "tracer")
         offset = pointer(ary) - pointer(parent._ary)
         key = (parent._view, "slice", offset, ary.shape, ary.strides)
         derived = self.once(self._derived, key, lambda: self.view(
             ary, view.name, view.space, parent=view.id, base=view.base + offset))
         return type(parent)(ary, derived, self)
 
-    def field(self, parent: Recorded, name: str) -> FieldArray:
+    def field(self, parent: Recorded, name: str) -> Recorded:
         """Field `name` of a structured array, as an array of its own."""
         view = self.views[parent._view]
         ary = parent._ary[name]
         offset = parent._ary.dtype.fields[name][1]
         derived = self.once(self._derived, (parent._view, "field", name), lambda: self.view(
             ary, f"{view.name}.{name}", view.space, parent=view.id, base=view.base + offset))
-        return FieldArray(ary, derived, self)
+        return type(parent)(ary, derived, self)
 
     def wide(self, view_id: int, count: int) -> int:
         """The view for `count` neighbouring elements moved as one access (device.vector)."""
@@ -324,8 +335,8 @@ class Tracer:
         if inner.f_locals.get("j", 0) == 0:
             values = outer.f_locals.get("values")
             count = len(values) if "n" not in outer.f_locals else outer.f_locals["n"]
-            self.records.append((_current_thread().thread_id, self.wide(array._view, count), op, idx,
-                                 frame.f_code, frame.f_lasti, frame.f_lineno,
+            self.records.append((_current_thread().thread_id, self.wide(array._view, count), op,
+                                 idx, frame.f_code, frame.f_lasti, frame.f_lineno,
                                  tuple(values) if op == STORE else None))
         return value
 

@@ -1,4 +1,4 @@
-"""The fake `cuda` module a traced kernel sees: the simulator's, with recorded memory and barriers."""
+"""The fake `cuda` module a traced kernel sees: the simulator's, recording memory and barriers."""
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,4 @@
-"""Which 32-byte sector (global, local), bank (shared) or address (constant) each lane of a warp hits.
+"""Which sector (global, local), bank (shared) or address (constant) each lane of a warp hits.
 
 One picture per warp request of a traced kernel: the 32 lanes on top, what they touch below,
 a line from each lane to its target. Banks are coloured as in lesson 03's tiles (hsv, 32 colours);

@@ -4,9 +4,10 @@ A race (as compute-sanitizer's racecheck reports it): two threads of one block t
 address (shared memory, or global memory within the block) in the same barrier interval, at
 least one writes, neither is an atomic. Threads of one warp separated by ``syncwarp`` do not
 race; two threads writing the same value to one place are not reported (benign; racecheck calls
-such a hazard a warning at most). Which access came first (RAW: a read after another thread's write; WAR: a write after
-another thread's read; WAW: two writes) is decided by a lockstep clock, as if the threads ran
-in step (the simulator runs them one after the other, which would say nothing useful).
+such a hazard a warning at most). Which access came first (RAW: a read after another thread's
+write; WAR: a write after another thread's read; WAW: two writes) is decided by a lockstep
+clock, as if the threads ran in step (the simulator runs them one after the other, which would
+say nothing useful).
 """
 from __future__ import annotations
 
@@ -169,7 +170,8 @@ def uninitialised(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
     block, address = acc.block[rows], acc.address[rows]
     order = np.lexsort((acc.interval[rows], address, block))
     start = np.ones(len(order), dtype=bool)
-    start[1:] = (block[order][1:] != block[order][:-1]) | (address[order][1:] != address[order][:-1])
+    block, address = block[order], address[order]
+    start[1:] = (block[1:] != block[:-1]) | (address[1:] != address[:-1])
     never = np.iinfo(np.int64).max
     op, when = acc.op[rows][order], acc.interval[rows][order]
     # an atomic updates memory (later loads read what it wrote) but reads it first

@@ -11,7 +11,8 @@ The rules (Volta and later; what Nsight Compute counts):
   it (broadcast); ideally a request takes its lanes x bytes / 128 wavefronts;
 - constant memory serves one address per cycle to the whole warp: n distinct addresses in a
   request are n serialised reads;
-- atomics on the same address from lanes of one warp are serialised (contention).
+- atomics on the same address from lanes of one warp are serialised (contention); in shared
+  memory each lane's update of a word is its own turn at the bank.
 
 `requests` applies them to every warp request of a trace; the scalar functions below are the
 same rules for one request, for lessons that draw or tabulate a pattern by hand.
@@ -146,11 +147,16 @@ def _sectors(req, address, size, n):
     return _distinct_per_group(group, sector, n)
 
 
-def _wavefronts(req, lane, address, size, n):
-    """Per request: sum over phases of the most distinct words any one bank must deliver."""
+def _wavefronts(req, lane, address, size, atomic, n):
+    """Per request: sum over phases of the most distinct words any one bank must deliver.
+
+    Atomics are the exception: lanes on one word do not share it, each updates it in turn.
+    """
     group, word, rows = _expand(req, address, size, BANK_BYTES)
-    phase = lane[rows] // np.maximum(1, np.minimum(WARP, WAVEFRONT_BYTES // np.maximum(size[rows], 1)))
+    per_phase = np.minimum(WARP, WAVEFRONT_BYTES // np.maximum(size[rows], 1))
+    phase = lane[rows] // np.maximum(1, per_phase)
     bank = word % BANKS
+    word = np.where(atomic[rows], word * WARP + lane[rows], word)
     order = np.lexsort((word, bank, phase, group))
     g, p, b, w = group[order], phase[order], bank[order], word[order]
     new_word = np.ones(len(g), dtype=bool)
@@ -203,7 +209,8 @@ def requests(acc: Accesses) -> Requests:
                            np.maximum(1, -(-distinct // SECTOR_BYTES)), 0)
     shared = acc.space == SHARED
     if shared.any():
-        waves = _wavefronts(req[shared], lane[shared], acc.address[shared], acc.size[shared], n)
+        waves = _wavefronts(req[shared], lane[shared], acc.address[shared], acc.size[shared],
+                            acc.op[shared] == ATOMIC, n)
         lane_bytes = np.bincount(req, weights=acc.size, minlength=n).astype(np.int64)
         ideal_w = np.where(space == SHARED, np.maximum(1, -(-lane_bytes // WAVEFRONT_BYTES)), 0)
     return Requests(
@@ -250,7 +257,10 @@ class Line:
             return f"contention: {self.per_request('contention'):.1f} lanes on one address"
         if self.space in ("global", "local"):
             ratio = self.sectors / self.ideal_sectors if self.ideal_sectors else 1
-            return "coalesced" if ratio <= 1.05 else f"uncoalesced ({ratio:.1f}x the ideal sectors)"
+            verdict = "coalesced" if ratio <= 1.05 else \
+                f"uncoalesced ({ratio:.1f}x the ideal sectors)"
+            return verdict + (", or registers if every index is a constant"
+                              if self.space == "local" else "")
         if self.space == "shared":
             ratio = self.wavefronts / self.ideal_wavefronts if self.ideal_wavefronts else 1
             return "conflict-free" if ratio <= 1.05 else f"{ratio:.1f}-way bank conflict"
@@ -262,7 +272,7 @@ class Line:
     @property
     def ok(self) -> bool:
         """True when the line needs no more than the ideal (within 5 %)."""
-        return self.verdict in ("coalesced", "conflict-free", "broadcast", "")
+        return self.verdict.split(",")[0] in ("coalesced", "conflict-free", "broadcast", "")
 
 
 def lines(req: Requests, acc: Accesses, sites, views, source) -> list[Line]:

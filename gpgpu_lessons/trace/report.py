@@ -1,4 +1,4 @@
-"""The result of trace_kernel: per-line counters with a verdict, hazards, text and HTML summaries."""
+"""The result of trace_kernel: counters per line with a verdict, hazards, text and HTML tables."""
 from __future__ import annotations
 
 import html
@@ -85,6 +85,11 @@ class Trace:
         return request_picture(self, line, **where)
 
     @property
+    def warps(self) -> int:
+        """Warps traced (blocks traced x warps per block)."""
+        return len(self.blocks) * -(-int(np.prod(self.block)) // WARP)
+
+    @property
     def ok(self) -> bool:
         """True when every line is ideal and no hazard was found."""
         return not self.hazards and all(r.ok for r in self.lines)
@@ -92,7 +97,9 @@ class Trace:
     # -- summaries ------------------------------------------------------------------------
 
     def _where(self, row) -> str:
-        return str(row.line) if row.file == self.file else f"{os.path.basename(row.file)}:{row.line}"
+        if row.file == self.file:
+            return str(row.line)
+        return f"{os.path.basename(row.file)}:{row.line}"
 
     def _title(self) -> str:
         total = int(np.prod(self.grid))
@@ -142,9 +149,10 @@ class Trace:
                 f"<td>{row.space}</td><td>{row.op}</td><td>{row.requests}</td>"
                 f"<td>{per:.1f} {unit}</td><td>{ideal:.1f}</td>"
                 f"<td style='color:{colour}'>{html.escape(row.verdict)}</td></tr>")
-        hazards = "<p>hazards: none</p>" if not self.hazards else "<ul>" + "".join(
-            f"<li style='color:#cf222e'><b>{h.kind}</b>: {html.escape(h.message)}"
-            + (f" [{h.count} found]" if h.count > 1 else "") + "</li>" for h in self.hazards) + "</ul>"
+        items = "".join(f"<li style='color:#cf222e'><b>{h.kind}</b>: {html.escape(h.message)}"
+                        + (f" [{h.count} found]" if h.count > 1 else "") + "</li>"
+                        for h in self.hazards)
+        hazards = f"<ul>{items}</ul>" if self.hazards else "<p>hazards: none</p>"
         return (f"<p><b>{html.escape(self._title())}</b></p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(body)}</tbody></table>{hazards}")
 
