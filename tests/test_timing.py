@@ -4,7 +4,7 @@ import pytest
 from numba import cuda
 
 from gpgpu_lessons import runtime, timing
-from gpgpu_lessons.kernels import coalescing
+from gpgpu_lessons.l01_coalescing import textbook as coalescing
 
 
 @pytest.fixture
