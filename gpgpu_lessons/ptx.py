@@ -17,6 +17,7 @@ static_shared_bytes) are the checks of what the lessons claim: 16-byte loads and
 
 NVVM and ptxas come with the CUDA compiler wheels: pip install -e ".[cu12]".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,7 +50,9 @@ PACKAGE = "gpgpu_lessons"
 _MEMORY_INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?((?:ld|st)\.[\w.]+)", re.M)
 _DECLARATION = re.compile(
     r"^\s*(?:\.(?:visible|extern|weak)\s+)*\.(const|shared|local)\s+(?:\.align\s+\d+\s+)?"
-    r"\.([bfsu]\d+)\s+([\w$]+)((?:\[\d*\])*)", re.M)
+    r"\.([bfsu]\d+)\s+([\w$]+)((?:\[\d*\])*)",
+    re.M,
+)
 
 
 def memory_instructions(ptx: str) -> Counter:
@@ -118,14 +121,19 @@ def _global_accesses(facts: dict, kind: str) -> list[str]:
 
 
 def _wide(facts: dict, kinds: tuple[str, ...], nbytes: int) -> str | None:
-    missing = [kind for kind in kinds if not any(access_bytes(op) == nbytes
-                                                 for op in _global_accesses(facts, kind))]
+    missing = [
+        kind
+        for kind in kinds
+        if not any(access_bytes(op) == nbytes for op in _global_accesses(facts, kind))
+    ]
     if not missing:
         return None
     seen = ", ".join(op for kind in kinds for op in _global_accesses(facts, kind)) or "none"
     names = {"ld": "load", "st": "store"}
-    return (f"no {nbytes}-byte global {' or '.join(names[k] for k in missing)} "
-            f"(global accesses: {seen})")
+    return (
+        f"no {nbytes}-byte global {' or '.join(names[k] for k in missing)} "
+        f"(global accesses: {seen})"
+    )
 
 
 def _const_table(facts: dict) -> str | None:
@@ -147,8 +155,10 @@ def _in_registers(facts: dict) -> str | None:
     spilled = spills.get("spill_store_bytes", 0) + spills.get("spill_load_bytes", 0)
     if not facts["local_bytes"] and not local_ops and not spilled:
         return None
-    return (f"uses local memory: {facts['local_bytes']} bytes declared .local "
-            f"({', '.join(local_ops) or 'no ld/st.local'}), {spilled} bytes spilled by ptxas")
+    return (
+        f"uses local memory: {facts['local_bytes']} bytes declared .local "
+        f"({', '.join(local_ops) or 'no ld/st.local'}), {spilled} bytes spilled by ptxas"
+    )
 
 
 CLAIMS = {
@@ -163,13 +173,14 @@ CLAIMS = {
 
 
 def claim_problem(facts: dict, claim: str) -> str | None:
-    """None when one PTX's facts show the claim (a key of CLAIMS); else what the PTX shows instead."""
+    """None when one PTX's facts show the claim (a key of CLAIMS); else what they show instead."""
     if claim not in CLAIMS:
         raise ValueError(f"unknown claim {claim!r}; known: {', '.join(CLAIMS)}")
     return CLAIMS[claim](facts)
 
 
 # ---- ptxas: the assembler the driver would run -----------------------------------------------
+
 
 class CompileError(RuntimeError):
     """NVVM or ptxas rejected a kernel."""
@@ -182,8 +193,10 @@ def missing_compiler() -> str | None:
 
         load_nvidia_dynamic_lib("nvvm")
     except Exception as error:
-        return (f"NVVM, the CUDA compiler library, is not installed ({type(error).__name__}): "
-                'pip install -e ".[cu12]" installs it (no GPU needed)')
+        return (
+            f"NVVM, the CUDA compiler library, is not installed ({type(error).__name__}): "
+            'pip install -e ".[cu12]" installs it (no GPU needed)'
+        )
     return None
 
 
@@ -193,7 +206,7 @@ def find_ptxas() -> str | None:
         from cuda.pathfinder import find_nvidia_binary_utility
 
         found = find_nvidia_binary_utility("ptxas")
-    except Exception:   # no cuda-pathfinder, or a version without binary lookup
+    except Exception:  # no cuda-pathfinder, or a version without binary lookup
         found = None
     return found or shutil.which("ptxas")
 
@@ -211,16 +224,23 @@ def assemble(ptx: str, arch: str, ptxas: str, folder: str) -> dict:
     """ptxas -v on one PTX: registers, stack frame, spill bytes and shared memory per kernel."""
     path = os.path.join(folder, f"kernel_{arch}.ptx")
     Path(path).write_text(ptx)
-    done = subprocess.run([ptxas, f"-arch={arch}", "-v", path, "-o", os.devnull],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [ptxas, f"-arch={arch}", "-v", path, "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         errors = [line for line in done.stderr.splitlines() if "error" in line] or [done.stderr]
         raise CompileError("ptxas: " + " ".join(line.strip() for line in errors))
-    return {key: max((int(n) for n in pattern.findall(done.stderr)), default=0)
-            for key, pattern in _PTXAS_NUMBERS.items()}
+    return {
+        key: max((int(n) for n in pattern.findall(done.stderr)), default=0)
+        for key, pattern in _PTXAS_NUMBERS.items()
+    }
 
 
 # ---- the registry ----------------------------------------------------------------------------
+
 
 @dataclass
 class Entry:
@@ -249,7 +269,7 @@ def is_kernel(obj) -> bool:
 
 
 def kernel_modules(package: str = PACKAGE) -> list[str]:
-    """The modules of a package that may hold kernels: their source mentions cuda.jit or SIGNATURES."""
+    """The modules of a package that may hold kernels: their source mentions jit or SIGNATURES."""
     root = importlib.import_module(package)
     names = [package]
     if hasattr(root, "__path__"):
@@ -278,27 +298,38 @@ def registry(packages=(PACKAGE,)) -> tuple[list[Entry], list[str]]:
         try:
             names = kernel_modules(package)
         except Exception as error:
-            problems.append(f"{package}: does not import in {runtime.MODE} mode: "
-                            f"{type(error).__name__}: {error}")
+            problems.append(
+                f"{package}: does not import in {runtime.MODE} mode: "
+                f"{type(error).__name__}: {error}"
+            )
             continue
         for name in names:
             try:
                 module = importlib.import_module(name)
             except Exception as error:
-                problems.append(f"{name}: does not import in {runtime.MODE} mode: "
-                                f"{type(error).__name__}: {error}")
+                problems.append(
+                    f"{name}: does not import in {runtime.MODE} mode: "
+                    f"{type(error).__name__}: {error}"
+                )
                 continue
             table = getattr(module, "SIGNATURES", {})
             if not isinstance(table, dict):
-                problems.append(f"{name}.SIGNATURES: a dict {{kernel: [signature, ...]}}, "
-                                f"not {type(table).__name__}")
+                problems.append(
+                    f"{name}.SIGNATURES: a dict {{kernel: [signature, ...]}}, "
+                    f"not {type(table).__name__}"
+                )
                 continue
             registered = {id(kernel) for kernel in table}
             for attribute, value in vars(module).items():
-                if is_kernel(value) and python_function(value).__module__ == name \
-                        and id(value) not in registered:
-                    problems.append(f"{name}.{attribute}: a CUDA kernel missing from "
-                                    f"{name}.SIGNATURES (list the signatures it is launched with)")
+                if (
+                    is_kernel(value)
+                    and python_function(value).__module__ == name
+                    and id(value) not in registered
+                ):
+                    problems.append(
+                        f"{name}.{attribute}: a CUDA kernel missing from "
+                        f"{name}.SIGNATURES (list the signatures it is launched with)"
+                    )
             for kernel, signatures in table.items():
                 label = f"{name}.SIGNATURES[{getattr(kernel, '__name__', kernel)!r}]"
                 if not is_kernel(kernel):
@@ -309,13 +340,17 @@ def registry(packages=(PACKAGE,)) -> tuple[list[Entry], list[str]]:
                     kernel_name = python_function(kernel).__name__
                     entries.append(Entry(name, kernel_name, kernel, list(signatures)))
     names = Counter((e.module, e.name) for e in {id(e.kernel): e for e in entries}.values())
-    problems += [f"{module}.{kernel}: {count} different kernels share this name (profilers show "
-                 "one name for all; set __name__ in the factory)"
-                 for (module, kernel), count in names.items() if count > 1]
+    problems += [
+        f"{module}.{kernel}: {count} different kernels share this name (profilers show "
+        "one name for all; set __name__ in the factory)"
+        for (module, kernel), count in names.items()
+        if count > 1
+    ]
     return entries, problems
 
 
 # ---- compiling -------------------------------------------------------------------------------
+
 
 def compile_to_ptx(kernel, signature, archs, seconds: Counter | None = None) -> dict[str, str]:
     """{arch: PTX} of one kernel for one signature, with the kernel's own jit options.
@@ -331,10 +366,20 @@ def compile_to_ptx(kernel, signature, archs, seconds: Counter | None = None) -> 
     ccs = {arch: ARCHITECTURES[arch] for arch in archs}
     start = time.perf_counter()
     library, _ = compiler._compile_pyfunc_with_fixup(
-        python_function(kernel), signature, device=False, abi="numba", abi_info=None,
-        cc=min(ccs.values()), debug=options.get("debug"), lineinfo=options.get("lineinfo", False),
-        fastmath=options.get("fastmath", False), opt=options.get("opt"), forceinline=False,
-        launch_bounds=options.get("launch_bounds"), lto=False)
+        python_function(kernel),
+        signature,
+        device=False,
+        abi="numba",
+        abi_info=None,
+        cc=min(ccs.values()),
+        debug=options.get("debug"),
+        lineinfo=options.get("lineinfo", False),
+        fastmath=options.get("fastmath", False),
+        opt=options.get("opt"),
+        forceinline=False,
+        launch_bounds=options.get("launch_bounds"),
+        lto=False,
+    )
     lowered = time.perf_counter()
     seconds["numba"] += lowered - start
     ptxes = {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
@@ -350,14 +395,19 @@ def _first_lines(error: Exception, count: int = 12) -> str:
 
 
 def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptx_dir: str | None = None):
-    """Compile every (kernel, signature) for every architecture; one result dict per configuration."""
+    """Compile each (kernel, signature) for each architecture; one result dict per configuration."""
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for entry in entries:
             for signature in entry.signatures:
                 seconds = Counter()
-                result = {"module": entry.module, "kernel": entry.name,
-                          "signature": str(signature), "error": None, "ptx": {}}
+                result = {
+                    "module": entry.module,
+                    "kernel": entry.name,
+                    "signature": str(signature),
+                    "error": None,
+                    "ptx": {},
+                }
                 try:
                     ptxes = compile_to_ptx(entry.kernel, signature, archs, seconds)
                 except Exception as error:
@@ -380,8 +430,10 @@ def _check(ptx: str, arch: str, ptxas: str | None, folder: str) -> dict:
     """The facts of one PTX, ptxas's numbers, and an 'error' when it cannot run on that GPU."""
     facts = summary(ptx)
     if facts["shared_bytes"] > STATIC_SHARED_MEMORY_BYTES:
-        facts["error"] = (f"{facts['shared_bytes']} bytes of static shared memory, more than "
-                          f"the {STATIC_SHARED_MEMORY_BYTES} (48 KiB) a block may declare")
+        facts["error"] = (
+            f"{facts['shared_bytes']} bytes of static shared memory, more than "
+            f"the {STATIC_SHARED_MEMORY_BYTES} (48 KiB) a block may declare"
+        )
     elif ptxas:
         try:
             facts["ptxas"] = assemble(ptx, arch, ptxas, folder)
@@ -420,8 +472,9 @@ def versions() -> dict:
     return found
 
 
-def compile_registry(packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, use_ptxas=True,
-                     ptx_dir=None) -> dict:
+def compile_registry(
+    packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, use_ptxas=True, ptx_dir=None
+) -> dict:
     """The whole loop, in this (compile-only) process: the report run() returns."""
     start = time.perf_counter()
     runtime.compile_for(min(ARCHITECTURES[arch] for arch in archs))
@@ -429,35 +482,47 @@ def compile_registry(packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, use_ptx
     ptxas = find_ptxas() if use_ptxas else None
     results = compile_entries(entries, archs, ptxas, ptx_dir)
     return {
-        "packages": list(packages), "archs": list(archs), "versions": versions(),
-        "ptxas": ptxas, "kernels": len({id(e.kernel) for e in entries}),
-        "configurations": len(results), "problems": problems, "results": results,
+        "packages": list(packages),
+        "archs": list(archs),
+        "versions": versions(),
+        "ptxas": ptxas,
+        "kernels": len({id(e.kernel) for e in entries}),
+        "configurations": len(results),
+        "problems": problems,
+        "results": results,
         "seconds": round(time.perf_counter() - start, 2),
-        "step_seconds": {step: round(sum(r["seconds"].get(step, 0) for r in results), 2)
-                         for step in ("numba", "nvvm", "ptxas")},
+        "step_seconds": {
+            step: round(sum(r["seconds"].get(step, 0) for r in results), 2)
+            for step in ("numba", "nvvm", "ptxas")
+        },
     }
 
 
 def failures(report: dict) -> list[str]:
-    """Every problem of a report in one line each (each names its kernel or module); [] when none."""
+    """Every problem of a report, one line each naming its kernel or module; [] when none."""
     found = list(report.get("problems", []))
-    found += [f"{r['module']}.{r['kernel']} {r['signature']}: {r['error']}"
-              for r in report.get("results", []) if r["error"]]
+    found += [
+        f"{r['module']}.{r['kernel']} {r['signature']}: {r['error']}"
+        for r in report.get("results", [])
+        if r["error"]
+    ]
     return found
 
 
 def describe(report: dict, verbose: bool = False) -> str:
-    """The report as text: failures (and with verbose every configuration), then one summary line."""
+    """The report as text: failures (verbose: every configuration), then one summary line."""
     lines = []
     for r in report["results"]:
         if r["error"] or verbose:
             facts = [f for f in r["ptx"].values() if "ptxas" in f]
             regs = sorted({f["ptxas"]["registers"] for f in facts})
-            detail = (f"registers {regs[0]}-{regs[-1]}, shared {r['ptx'][report['archs'][0]]['shared_bytes']} B"
-                      if regs else "")
+            shared = max((f["shared_bytes"] for f in facts), default=0)
+            detail = f"registers {regs[0]}-{regs[-1]}, shared {shared} B" if regs else ""
             state = "FAIL" if r["error"] else "ok  "
-            lines.append(f"{state} {r['module']}.{r['kernel']} {r['signature']}  "
-                         f"{sum(r['seconds'].values()):.2f} s  {detail}".rstrip())
+            lines.append(
+                f"{state} {r['module']}.{r['kernel']} {r['signature']}  "
+                f"{sum(r['seconds'].values()):.2f} s  {detail}".rstrip()
+            )
             if r["error"]:
                 lines += [f"     {line}" for line in r["error"].splitlines()]
     lines += [f"PROBLEM {p}" for p in report["problems"]]
@@ -467,57 +532,91 @@ def describe(report: dict, verbose: bool = False) -> str:
     lines.append(
         f"PTX: {report['kernels']} kernels, {report['configurations']} configurations x "
         f"{len(report['archs'])} architectures ({' '.join(report['archs'])}) in "
-        f"{report['seconds']:.1f} s ({steps}); {failed} failed, {len(report['problems'])} registry problems "
+        f"{report['seconds']:.1f} s ({steps}); {failed} failed, "
+        f"{len(report['problems'])} registry problems "
         f"(numba {v['numba']}, numba-cuda {v['numba-cuda']}, numpy {v['numpy']}"
-        f"{'' if report['ptxas'] else '; no ptxas: PTX not assembled'})")
+        f"{'' if report['ptxas'] else '; no ptxas: PTX not assembled'})"
+    )
     return "\n".join(lines)
 
 
 # ---- running it from anywhere ----------------------------------------------------------------
 
-def run(packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, command=None, pythonpath=(),
-        timeout: float = 600, extra_args=()) -> dict:
-    """Run the loop in a compile-only subprocess and return its report (with 'output', 'returncode').
+
+def run(
+    packages=(PACKAGE,),
+    archs=tuple(ARCHITECTURES),
+    *,
+    command=None,
+    pythonpath=(),
+    timeout: float = 600,
+    extra_args=(),
+) -> dict:
+    """Run the loop in a compile-only subprocess; its report, with 'output' and 'returncode'.
 
     command: how to start `python -m gpgpu_lessons.ptx` (another environment's python, say);
     pythonpath: folders to put before the package (where test-only packages live).
     """
     command = list(command or [sys.executable, "-m", "gpgpu_lessons.ptx"])
     env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), env.get("PYTHONPATH", "")]).strip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), env.get("PYTHONPATH", "")]).strip(
+        os.pathsep
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "report.json"
-        done = subprocess.run([*command, "--json", str(path), "--arch", ",".join(archs),
-                               *extra_args, *packages],
-                              capture_output=True, text=True, env=env, timeout=timeout, check=False)
-        report = json.loads(path.read_text()) if path.exists() else {
-            "problems": [f"the compile loop stopped before its report (exit status "
-                         f"{done.returncode}): {done.stderr.strip()[-2000:]}"], "results": []}
+        done = subprocess.run(
+            [*command, "--json", str(path), "--arch", ",".join(archs), *extra_args, *packages],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+        report = (
+            json.loads(path.read_text())
+            if path.exists()
+            else {
+                "problems": [
+                    f"the compile loop stopped before its report (exit status "
+                    f"{done.returncode}): {done.stderr.strip()[-2000:]}"
+                ],
+                "results": [],
+            }
+        )
     report["output"] = done.stdout + done.stderr
     report["returncode"] = done.returncode
     return report
 
 
 def main(argv=None) -> int:
-    """python -m gpgpu_lessons.ptx [PACKAGE ...] [--arch sm_75,sm_90] [--json FILE] [--ptx-dir DIR]."""
-    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.ptx", description=__doc__.split("\n")[0])
-    parser.add_argument("packages", nargs="*", default=[PACKAGE], help="packages to scan (default: %(default)s)")
-    parser.add_argument("--arch", default=",".join(ARCHITECTURES), help="architectures (default: %(default)s)")
+    """python -m gpgpu_lessons.ptx [PACKAGE ...] [--arch sm_75,sm_90] [--json FILE] [-v]."""
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_lessons.ptx", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "packages", nargs="*", default=[PACKAGE], help="packages to scan (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--arch", default=",".join(ARCHITECTURES), help="architectures (default: %(default)s)"
+    )
     parser.add_argument("--json", help="write the whole report to this file")
     parser.add_argument("--ptx-dir", help="keep every PTX in this folder")
     parser.add_argument("--no-ptxas", action="store_true", help="compile to PTX only")
-    parser.add_argument("-v", "--verbose", action="store_true", help="a line for every configuration")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="a line for every configuration"
+    )
     args = parser.parse_args(argv)
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
     unknown = [a for a in archs if a not in ARCHITECTURES]
     if unknown:
         parser.error(f"unknown architecture(s) {unknown}; known: {', '.join(ARCHITECTURES)}")
-    if runtime.MODE != runtime.COMPILE_ONLY:   # numba is imported already: start afresh
+    if runtime.MODE != runtime.COMPILE_ONLY:  # numba is imported already: start afresh
         env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
         argv = sys.argv[1:] if argv is None else list(argv)
         return subprocess.call([sys.executable, "-m", "gpgpu_lessons.ptx", *argv], env=env)
-    report = compile_registry(args.packages, archs, use_ptxas=not args.no_ptxas,
-                              ptx_dir=args.ptx_dir)
+    report = compile_registry(
+        args.packages, archs, use_ptxas=not args.no_ptxas, ptx_dir=args.ptx_dir
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     print(describe(report, verbose=args.verbose))

@@ -3,6 +3,7 @@
 Import this module (``import gpgpu_lessons`` does) before anything imports ``numba``: the
 simulator can only be switched on through ``NUMBA_ENABLE_CUDASIM`` before that import.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -12,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 GPU = "gpu"
 SIMULATOR = "simulator"
-COMPILE_ONLY = "compile-only"   # Numba's real CUDA target without a GPU: PTX, no launches
+COMPILE_ONLY = "compile-only"  # Numba's real CUDA target without a GPU: PTX, no launches
 COMPILE_ONLY_VARIABLE = "GPGPU_LESSONS_COMPILE_ONLY"
 
 
@@ -79,12 +80,12 @@ def _choose_mode() -> tuple[str, str]:
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 try:
     MODE, REASON = _choose_mode()
-except (GPUUnavailableError, ValueError) as problem:   # one clear line, not a traceback
+except (GPUUnavailableError, ValueError) as problem:  # one clear line, not a traceback
     raise SystemExit(f"gpgpu_lessons: {problem}") from None
 
 
 def is_simulator() -> bool:
-    """True when kernels run on Numba's CUDA simulator (read from numba.config, the source of truth)."""
+    """True when kernels run on Numba's CUDA simulator (numba.config, the source of truth, says)."""
     from numba import config
 
     return bool(config.ENABLE_CUDASIM)
@@ -137,7 +138,9 @@ class DeviceInfo:
             f"  L2 cache: {self.l2_bytes / 2**20:.0f} MiB",
         ]
         if self.theoretical_bandwidth_gbs:
-            lines.append(f"  theoretical memory bandwidth: {self.theoretical_bandwidth_gbs:.0f} GB/s")
+            lines.append(
+                f"  theoretical memory bandwidth: {self.theoretical_bandwidth_gbs:.0f} GB/s"
+            )
         return "\n".join(lines)
 
 
@@ -157,8 +160,11 @@ def _read_device_info() -> DeviceInfo:
     if MODE == SIMULATOR:
         return DeviceInfo(name="Numba CUDA simulator (no GPU)", simulator=True)
     if MODE == COMPILE_ONLY:
-        return DeviceInfo(name="no GPU (compile-only mode)", simulator=False,
-                          compute_capability=_compile_only_target)
+        return DeviceInfo(
+            name="no GPU (compile-only mode)",
+            simulator=False,
+            compute_capability=_compile_only_target,
+        )
     from numba import cuda
 
     device = cuda.get_current_device()
@@ -188,16 +194,19 @@ def compile_for(compute_capability: tuple[int, int]) -> None:
     """
     global _compile_only_target, _device_info
     if MODE != COMPILE_ONLY:
-        raise RuntimeError(f"compile_for needs compile-only mode ({COMPILE_ONLY_VARIABLE}=1); "
-                           f"this process runs in {MODE} mode")
+        raise RuntimeError(
+            f"compile_for needs compile-only mode ({COMPILE_ONLY_VARIABLE}=1); "
+            f"this process runs in {MODE} mode"
+        )
     from types import SimpleNamespace
 
     from numba.cuda import compiler, dispatcher
 
     _compile_only_target = (int(compute_capability[0]), int(compute_capability[1]))
     _device_info = None
-    stand_in = SimpleNamespace(compute_capability=_compile_only_target,
-                               name="no GPU (compile-only mode)")
+    stand_in = SimpleNamespace(
+        compute_capability=_compile_only_target, name="no GPU (compile-only mode)"
+    )
     dispatcher.get_current_device = compiler.get_current_device = lambda: stand_in
 
 

@@ -7,6 +7,7 @@ except in CI (CI=true), where they fail: .ci/run installs the wheels. The loop i
 on test-only kernels (tests/ptx_samples): the clean ones must compile with known PTX, the broken
 ones must fail, each failure naming its kernel.
 """
+
 import os
 import sys
 from pathlib import Path
@@ -23,8 +24,12 @@ SAMPLES = ("ptx_samples.clean", "ptx_samples.broken")
 LESSONS = "gpgpu_lessons."
 LESSON_CLAIMS = [
     # lesson 01: the best copy moves one 16-byte element per thread, in one load and one store
-    ("l01_coalescing.fast", "copy_vectors", "void(complex128[::1], complex128[::1])",
-     "16-byte loads and stores"),
+    (
+        "l01_coalescing.fast",
+        "copy_vectors",
+        "void(complex128[::1], complex128[::1])",
+        "16-byte loads and stores",
+    ),
     ("l01_coalescing.fast", "copy_unrolled", None, "in registers"),
     # lesson 02: the word kernels hold their words in registers, all loaded before the stores
     ("l02_shared_memory.fast", "negative_words", None, "in registers"),
@@ -33,13 +38,25 @@ LESSON_CLAIMS = [
     ("l02_shared_memory.fast", "flip_vertical_words_16B_x4", None, "16-byte loads and stores"),
     ("l02_shared_memory.fast", "flip_horizontal_words_rgb_4B_x4", None, "in registers"),
     # lesson 03: the wide transpose and copy move 2 or 4 neighbours per instruction
-    ("l03_bank_conflicts.fast", "transpose_wide_64x64_32x16_vec2_pad1",
-     "void(float32[:, ::1], float32[:, ::1], int64)", "8-byte loads and stores"),
+    (
+        "l03_bank_conflicts.fast",
+        "transpose_wide_64x64_32x16_vec2_pad1",
+        "void(float32[:, ::1], float32[:, ::1], int64)",
+        "8-byte loads and stores",
+    ),
     ("l03_bank_conflicts.fast", "transpose_wide_64x64_32x16_vec2_pad1", None, "in registers"),
-    ("l03_bank_conflicts.fast", "transpose_wide_8x8_2x2_vec4_pad1",
-     "void(float32[:, ::1], float32[:, ::1], int64)", "16-byte loads and stores"),
-    ("l03_bank_conflicts.fast", "copy_wide_64x64_32x16_vec2",
-     "void(float32[:, ::1], float32[:, ::1], int64)", "8-byte loads and stores"),
+    (
+        "l03_bank_conflicts.fast",
+        "transpose_wide_8x8_2x2_vec4_pad1",
+        "void(float32[:, ::1], float32[:, ::1], int64)",
+        "16-byte loads and stores",
+    ),
+    (
+        "l03_bank_conflicts.fast",
+        "copy_wide_64x64_32x16_vec2",
+        "void(float32[:, ::1], float32[:, ::1], int64)",
+        "8-byte loads and stores",
+    ),
     # lesson 04: a lookup table in constant memory; small filters folded into the instructions
     ("l04_constant_memory.textbook", "tone_curve_constant", None, "a .const table"),
     ("l04_constant_memory.textbook", "gaussian5_constant", None, "a .const table"),
@@ -63,7 +80,7 @@ def needs_compiler():
 def package_report():
     needs_compiler()
     report = ptx.run()
-    print(report["output"].strip().splitlines()[-1])   # the summary: counts and times
+    print(report["output"].strip().splitlines()[-1])  # the summary: counts and times
     return report
 
 
@@ -74,24 +91,33 @@ def samples_report():
 
 
 def results_of(report, module, kernel, signature=None):
-    found = [r for r in report["results"] if r["module"] == module and r["kernel"] == kernel
-             and signature in (None, r["signature"])]
-    assert found, (f"{module}.{kernel} {signature or ''} was not compiled: renamed, or missing "
-                   "from its module's SIGNATURES? (update LESSON_CLAIMS in tests/test_ptx.py)")
+    found = [
+        r
+        for r in report["results"]
+        if r["module"] == module and r["kernel"] == kernel and signature in (None, r["signature"])
+    ]
+    assert found, (
+        f"{module}.{kernel} {signature or ''} was not compiled: renamed, or missing "
+        "from its module's SIGNATURES? (update LESSON_CLAIMS in tests/test_ptx.py)"
+    )
     return found
 
 
 def claim_problems(results, claim):
     """Each configuration and architecture whose PTX does not show the claim, in one line."""
-    return [f"{r['module']}.{r['kernel']} {r['signature']} on {arch}: {problem}"
-            for r in results for arch, facts in r["ptx"].items()
-            if (problem := ptx.claim_problem(facts, claim))]
+    return [
+        f"{r['module']}.{r['kernel']} {r['signature']} on {arch}: {problem}"
+        for r in results
+        for arch, facts in r["ptx"].items()
+        if (problem := ptx.claim_problem(facts, claim))
+    ]
 
 
 # ---- the package -----------------------------------------------------------------------------
 
+
 def test_every_kernel_is_registered():
-    """A module-level kernel missing from its module's SIGNATURES fails here (no compiler needed)."""
+    """A module-level kernel missing from its module's SIGNATURES fails here (no NVVM needed)."""
     entries, problems = ptx.registry()
     assert entries, "no module of gpgpu_lessons registers a kernel in SIGNATURES"
     assert not problems, "\n".join(problems)
@@ -104,15 +130,20 @@ def test_every_kernel_compiles_for_every_architecture(package_report):
 
 
 def test_every_kernel_fits_the_static_shared_memory_of_a_block(package_report):
-    over = [f"{r['module']}.{r['kernel']} {r['signature']}: {facts['shared_bytes']} bytes"
-            for r in package_report["results"] for facts in r["ptx"].values()
-            if facts["shared_bytes"] > 48 * 1024]
+    over = [
+        f"{r['module']}.{r['kernel']} {r['signature']}: {facts['shared_bytes']} bytes"
+        for r in package_report["results"]
+        for facts in r["ptx"].values()
+        if facts["shared_bytes"] > 48 * 1024
+    ]
     assert not over, "more than 48 KiB of static shared memory per block:\n" + "\n".join(over)
 
 
-@pytest.mark.parametrize("module, kernel, signature, claim", LESSON_CLAIMS,
-                         ids=[f"{k}-{c}" + ("" if s is None else f"-{s}")
-                              for _, k, s, c in LESSON_CLAIMS])
+@pytest.mark.parametrize(
+    "module, kernel, signature, claim",
+    LESSON_CLAIMS,
+    ids=[f"{k}-{c}" + ("" if s is None else f"-{s}") for _, k, s, c in LESSON_CLAIMS],
+)
 def test_what_the_lessons_claim_about_the_ptx(package_report, module, kernel, signature, claim):
     results = results_of(package_report, LESSONS + module, kernel, signature)
     problems = claim_problems(results, claim)
@@ -127,26 +158,38 @@ CLEAN, BROKEN = (f"{package}.kernels" for package in SAMPLES)
 def test_the_clean_samples_compile_with_their_shared_memory(samples_report):
     clean = [r for r in samples_report["results"] if r["module"] == CLEAN]
     assert len(clean) == 11 and not [r for r in clean if r["error"]], ptx.describe(samples_report)
-    assert {r["kernel"] for r in clean} >= {"scale_by_2", "scale_by_3", "squares"}   # factories, device functions
+    assert {r["kernel"] for r in clean} >= {
+        "scale_by_2",
+        "scale_by_3",
+        "squares",
+    }  # factories, device functions
     for facts in results_of(samples_report, CLEAN, "transpose_padded")[0]["ptx"].values():
         assert facts["shared_bytes"] == facts["ptxas"]["shared_bytes"] == 32 * 33 * 4
 
 
-@pytest.mark.parametrize("kernel, claim", [
-    ("copy_vector4", "16-byte loads and stores"), ("lookup", "a .const table"),
-    ("blur3", "no .const table"), ("reverse_held", "in registers"),
-])
+@pytest.mark.parametrize(
+    "kernel, claim",
+    [
+        ("copy_vector4", "16-byte loads and stores"),
+        ("lookup", "a .const table"),
+        ("blur3", "no .const table"),
+        ("reverse_held", "in registers"),
+    ],
+)
 def test_each_claim_holds_where_it_should(samples_report, kernel, claim):
     assert not claim_problems(results_of(samples_report, CLEAN, kernel), claim)
 
 
-@pytest.mark.parametrize("kernel, claim, shown", [
-    ("pick_held", "in registers", "16 bytes declared .local"),
-    ("transpose_padded", "16-byte loads and stores", "no 16-byte global load or store"),
-    ("blur3", "a .const table", "no .const array"),
-    ("lookup", "no .const table", "_cudapy_cmem"),
-    ("copy_vector4", "8-byte loads and stores", "ld.global.v4.f32"),
-])
+@pytest.mark.parametrize(
+    "kernel, claim, shown",
+    [
+        ("pick_held", "in registers", "16 bytes declared .local"),
+        ("transpose_padded", "16-byte loads and stores", "no 16-byte global load or store"),
+        ("blur3", "a .const table", "no .const array"),
+        ("lookup", "no .const table", "_cudapy_cmem"),
+        ("copy_vector4", "8-byte loads and stores", "ld.global.v4.f32"),
+    ],
+)
 def test_each_claim_fails_where_it_should_naming_the_kernel(samples_report, kernel, claim, shown):
     problems = claim_problems(results_of(samples_report, CLEAN, kernel), claim)
     assert len(problems) >= len(ptx.ARCHITECTURES)
@@ -157,8 +200,11 @@ def test_broken_kernels_fail_each_naming_itself(samples_report):
     assert samples_report["returncode"] == 1
     failures = "\n".join(ptx.failures(samples_report))
     for kernel, reason in [
-        ("wrong_intrinsic_type", "cannot store <4 x float> to float*"),    # a vector of a wrong LLVM type
-        ("too_much_shared", "52000 bytes of static shared memory"),        # > 48 KiB
+        (
+            "wrong_intrinsic_type",
+            "cannot store <4 x float> to float*",
+        ),  # a vector of a wrong LLVM type
+        ("too_much_shared", "52000 bytes of static shared memory"),  # > 48 KiB
         ("shape_from_expression", "array(Tuple(Literal[int](32), int64)"),  # (TILE, TILE + 1)
         ("unregistered", "missing from ptx_samples.broken.kernels.SIGNATURES"),
     ]:
@@ -169,10 +215,16 @@ def test_broken_kernels_fail_each_naming_itself(samples_report):
 def test_numpy_2_5_breaking_numba_cuda_fails_naming_every_kernel():
     """NumPy 2.5 removed np.row_stack, which numba-cuda 0.30 registers at its first compilation."""
     needs_compiler()
-    remove_row_stack = ("import sys, runpy, numpy; del numpy.row_stack; sys.argv[0] = 'ptx'; "
-                        "runpy.run_module('gpgpu_lessons.ptx', run_name='__main__')")
-    report = ptx.run(SAMPLES[:1], ("sm_75",), command=[sys.executable, "-c", remove_row_stack],
-                     pythonpath=[TESTS])
+    remove_row_stack = (
+        "import sys, runpy, numpy; del numpy.row_stack; sys.argv[0] = 'ptx'; "
+        "runpy.run_module('gpgpu_lessons.ptx', run_name='__main__')"
+    )
+    report = ptx.run(
+        SAMPLES[:1],
+        ("sm_75",),
+        command=[sys.executable, "-c", remove_row_stack],
+        pythonpath=[TESTS],
+    )
     failures = ptx.failures(report)
     assert report["returncode"] == 1 and len(failures) == 11, report["output"]
     assert all(f.startswith(CLEAN) and "has no attribute 'row_stack'" in f for f in failures)
@@ -198,11 +250,14 @@ PTX_TEXT = """
 def test_ptx_text_helpers():
     assert ptx.access_bytes("ld.global.nc.v4.u32") == ptx.access_bytes("st.global.v2.f64") == 16
     assert ptx.access_bytes("st.global.u8") == 1
-    assert ptx.wide_accesses(PTX_TEXT) == {"ld.global.v4.f32", "ld.global.nc.v4.u32",
-                                           "st.global.v2.f64"}
+    assert ptx.wide_accesses(PTX_TEXT) == {
+        "ld.global.v4.f32",
+        "ld.global.nc.v4.u32",
+        "st.global.v2.f64",
+    }
     assert ptx.memory_instructions(PTX_TEXT)["st.local.f32"] == 1
     assert ptx.const_arrays(PTX_TEXT) == [("_cudapy_cmem", 1024)]
-    assert ptx.static_shared_bytes(PTX_TEXT) == 4224          # the dynamic array counts 0
+    assert ptx.static_shared_bytes(PTX_TEXT) == 4224  # the dynamic array counts 0
     assert ptx.local_bytes(PTX_TEXT) == 16
     facts = ptx.summary(PTX_TEXT)
     assert ptx.claim_problem(facts, "16-byte loads and stores") is None

@@ -1,4 +1,5 @@
 """Clear a device array of any shape on the device (outputs that kernels add into)."""
+
 from numba import cuda
 
 from .. import launch
@@ -29,4 +30,6 @@ def zeros(shape, dtype):
 
 
 # The dtypes lessons clear: float sums, uint32 counters and tickets, int32 counts.
-SIGNATURES = {zero_fill: [f"void({dtype}[::1])" for dtype in ("float32", "float64", "int32", "uint32")]}
+SIGNATURES = {
+    zero_fill: [f"void({dtype}[::1])" for dtype in ("float32", "float64", "int32", "uint32")]
+}

@@ -1,4 +1,5 @@
 """Index helpers for fast kernels: unsigned indices (no wraparound code) and clamp-to-edge."""
+
 from numba import cuda, uint64
 
 

@@ -14,13 +14,14 @@ or 16 bytes, and the first element must be aligned to n x itemsize bytes: the wr
 that. In the simulator (and for the kernel tracer) they are the plain loops below, so every
 element is still bounds-checked.
 """
+
 from __future__ import annotations
 
 from .. import runtime
 
 
 def load_vector(a, index, n):
-    """(a[..., x], ..., a[..., x + n - 1]) for index (..., x): one n x itemsize-byte load on a GPU."""
+    """(a[..., x], ..., a[..., x + n - 1]) for index (..., x): one n x itemsize-byte load (GPU)."""
     *head, x = index if isinstance(index, tuple) else (index,)
     return tuple(a[(*head, x + j)] for j in range(n))
 
@@ -47,12 +48,16 @@ if not runtime.is_simulator():
     def _element_pointer(context, builder, array_type, array, index_type, index):
         """Pointer to the element of `array` at `index` (an integer or a tuple of integers)."""
         if isinstance(index_type, types.BaseTuple):
-            indices = [context.cast(builder, builder.extract_value(index, k), t, types.intp)
-                       for k, t in enumerate(index_type)]
+            indices = [
+                context.cast(builder, builder.extract_value(index, k), t, types.intp)
+                for k, t in enumerate(index_type)
+            ]
         else:
             indices = [context.cast(builder, index, index_type, types.intp)]
         ary = context.make_array(array_type)(context, builder, value=array)
-        return cgutils.get_item_pointer(context, builder, array_type, ary, indices, wraparound=False)
+        return cgutils.get_item_pointer(
+            context, builder, array_type, ary, indices, wraparound=False
+        )
 
     def _lanes(context, dtype, n):
         """The LLVM vector that holds n elements of dtype (complex numbers as pairs of reals)."""
@@ -66,26 +71,34 @@ if not runtime.is_simulator():
             return None
         nbytes = n.literal_value * array.dtype.bitwidth // 8
         if nbytes not in (4, 8, 16):
-            raise TypeError(f"{what}: {n.literal_value} x {array.dtype} is {nbytes} bytes; "
-                            "a vector access moves 4, 8 or 16 bytes")
+            raise TypeError(
+                f"{what}: {n.literal_value} x {array.dtype} is {nbytes} bytes; "
+                "a vector access moves 4, 8 or 16 bytes"
+            )
         return nbytes
 
     def _unpack(context, builder, dtype, n, vector, tuple_type):
         """The tuple of n elements held in an LLVM vector from _lanes()."""
-        parts = [builder.extract_element(vector, ir.Constant(_I32, k)) for k in range(vector.type.count)]
+        parts = [
+            builder.extract_element(vector, ir.Constant(_I32, k)) for k in range(vector.type.count)
+        ]
         if isinstance(dtype, types.Complex):
             values = []
             for j in range(n):
                 z = ir.Constant(context.get_value_type(dtype), ir.Undefined)
-                z = builder.insert_value(builder.insert_value(z, parts[2 * j], 0), parts[2 * j + 1], 1)
+                z = builder.insert_value(
+                    builder.insert_value(z, parts[2 * j], 0), parts[2 * j + 1], 1
+                )
                 values.append(z)
             parts = values
         return context.make_tuple(builder, tuple_type, parts)
 
     def _pack(context, builder, dtype, n, values, values_type, lanes):
-        """An LLVM vector from _lanes() holding the n elements of the tuple `values` (cast to dtype)."""
-        parts = [context.cast(builder, builder.extract_value(values, j), values_type[j], dtype)
-                 for j in range(n)]
+        """An LLVM vector from _lanes() holding the n elements of tuple `values` (cast to dtype)."""
+        parts = [
+            context.cast(builder, builder.extract_value(values, j), values_type[j], dtype)
+            for j in range(n)
+        ]
         if isinstance(dtype, types.Complex):
             parts = [builder.extract_value(z, k) for z in parts for k in (0, 1)]
         vector = ir.Constant(lanes, ir.Undefined)
@@ -116,16 +129,23 @@ if not runtime.is_simulator():
             return None
         count = n.literal_value
         tuple_type = types.UniTuple(array.dtype, count)
-        words = nbytes // 4                       # PTX moves it as 1, 2 or 4 32-bit words
+        words = nbytes // 4  # PTX moves it as 1, 2 or 4 32-bit words
         shape = "" if words == 1 else f".v{words}"
         outputs = ", ".join(f"${k}" for k in range(words))
-        text = f"ld.global.nc{shape}.u32 {{{outputs}}}, [${words}];" if words > 1 else \
-            f"ld.global.nc.u32 $0, [$1];"
+        text = (
+            f"ld.global.nc{shape}.u32 {{{outputs}}}, [${words}];"
+            if words > 1
+            else "ld.global.nc.u32 $0, [$1];"
+        )
 
         def codegen(context, builder, sig, args):
             returned = ir.LiteralStructType([_I32] * words) if words > 1 else _I32
-            asm = ir.InlineAsm(ir.FunctionType(returned, [ir.IntType(64)]), text,
-                               ",".join(["=r"] * words + ["l"]), side_effect=False)
+            asm = ir.InlineAsm(
+                ir.FunctionType(returned, [ir.IntType(64)]),
+                text,
+                ",".join(["=r"] * words + ["l"]),
+                side_effect=False,
+            )
             ptr = _element_pointer(context, builder, array, args[0], index, args[1])
             got = builder.call(asm, [builder.ptrtoint(ptr, ir.IntType(64))])
             word_vector = ir.Constant(ir.VectorType(_I32, words), ir.Undefined)

@@ -1,7 +1,8 @@
 """Warp-level helpers: the full-warp mask and a sum over the lanes of a warp."""
+
 from numba import cuda
 
-FULL_MASK = 0xFFFFFFFF          # all 32 lanes of a warp take part
+FULL_MASK = 0xFFFFFFFF  # all 32 lanes of a warp take part
 
 
 @cuda.jit(device=True)

@@ -1,1 +1,1 @@
-"""Test-only packages for gpgpu_lessons.ptx: kernels whose PTX is known (clean) or must fail (broken)."""
+"""Test-only packages for gpgpu_lessons.ptx: kernels of known PTX (clean), or that must fail."""

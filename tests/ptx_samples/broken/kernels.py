@@ -1,16 +1,18 @@
 """Kernels the compile loop must reject, each for a reason only a GPU compilation shows."""
+
 from llvmlite import ir
 from numba import cuda, float32, types
 from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
 
-TOO_MANY = 13_000               # 13,000 float32 = 52,000 bytes of shared memory > 48 KiB
+TOO_MANY = 13_000  # 13,000 float32 = 52,000 bytes of shared memory > 48 KiB
 TILE = 32
 
 
 @intrinsic
 def _load_four_wrong(typingctx, array, index):
     """A 16-byte load that returns its <4 x float> vector where it promised one float32."""
+
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, value=args[0])
         pointer = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]])

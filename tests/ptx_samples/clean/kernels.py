@@ -1,11 +1,12 @@
 """Small kernels with known PTX, registered like a lesson's: the compile loop's own test."""
+
 import numpy as np
 from numba import cuda, float32
 
 from gpgpu_lessons.device import vector
 
 TILE = 32
-PADDED = TILE + 1               # a shared array's shape must be constants, not TILE + 1
+PADDED = TILE + 1  # a shared array's shape must be constants, not TILE + 1
 TABLE = np.linspace(0, 1, 256, dtype=np.float32)
 WEIGHTS = (0.25, 0.5, 0.25)
 HELD = 4
@@ -50,7 +51,7 @@ def blur3(a, out):
 
 @cuda.jit
 def reverse_held(a, out):
-    """Each thread reverses HELD values it holds in a local array with constant indices: registers."""
+    """Each thread reverses HELD values held in a local array of constant indices: registers."""
     held = cuda.local.array(HELD, float32)
     i = cuda.grid(1) * HELD
     if i + HELD <= a.size:
@@ -87,6 +88,7 @@ def squares(a, out):
 
 def make_scale(factor):
     """A kernel out = factor * a, named for its factor (factories name every instance)."""
+
     def scale(a, out):
         i = cuda.grid(1)
         if i < a.size:
@@ -97,7 +99,7 @@ def make_scale(factor):
 
 
 scale_by_2 = make_scale(2)
-SCALES = [make_scale(3)]        # instances not bound to a module name are registered too
+SCALES = [make_scale(3)]  # instances not bound to a module name are registered too
 
 F32 = "void(float32[::1], float32[::1])"
 SIGNATURES = {
