@@ -15,40 +15,57 @@ from .tracing import Hazard, Observation, source_line
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}
 
 
+def _code(text: str) -> str:
+    """A source line without its trailing comment."""
+    return re.sub(r"\s+#.*$", "", text).strip()
+
+
 def _line(row_or_number, kernel) -> str:
     number = getattr(row_or_number, "line", row_or_number)
-    text = getattr(row_or_number, "text", "") or source_line(kernel, number)
+    text = _code(getattr(row_or_number, "text", "") or source_line(kernel, number))
     return f"line {number} `{text}`" if text else f"line {number}"
 
 
-def _threads(threads) -> str:
-    return " and ".join(str(tuple(t)) if isinstance(t, (tuple, list)) else str(t) for t in threads)
+def _thread(thread) -> str:
+    return str(tuple(thread)) if isinstance(thread, (tuple, list)) else str(thread)
+
+
+_RACE = {"RAW": "one reads what the other wrote", "WAR": "one overwrites what the other read",
+         "WAW": "both write it"}
 
 
 def describe_hazard(hazard: Hazard, kernel) -> str:
     """One sentence for one hazard found by the tracer."""
     lines = list(hazard.lines)
-    who = f" (block {tuple(hazard.block)}, threads {_threads(hazard.threads)})" if hazard.threads else ""
+    block = f" of block {tuple(hazard.block)}" if hazard.block else ""
     space = hazard.space or "shared"
     if hazard.kind in ("RAW", "WAR", "WAW"):
         first, second = (lines + lines)[:2]
-        what = {"RAW": "reads what another thread writes at",
-                "WAR": "is overwritten by another thread at",
-                "WAW": "writes the same element as another thread at"}[hazard.kind]
-        return (f"A race ({hazard.kind}) on {space} memory{who}: {_line(second, kernel)} {what} "
-                f"{_line(first, kernel)}, with no `cuda.syncthreads()` between them. The values "
-                "may look right in the simulator (or on one run of a GPU) and be wrong the next "
-                "time: put a barrier between the write and the read.")
+        where = (f"at {_line(first, kernel)}" if first == second else
+                 f"at {_line(first, kernel)} and {_line(second, kernel)}")
+        threads = (f"threads {_thread(hazard.threads[0])} and {_thread(hazard.threads[-1])}"
+                   if len(hazard.threads) >= 2 else "two threads")
+        fix = ("Put `cuda.syncthreads()` between the write and the read (outside any `if`)."
+               if space == "shared" else
+               "Several threads update one element: use an atomic (`cuda.atomic.add`), or give "
+               "each thread its own element; a barrier helps only when one thread writes what "
+               "others read after it.")
+        return (f"A race ({hazard.kind}) on {space} memory: {threads}{block} touch the same "
+                f"element {where} with no barrier between them: {_RACE[hazard.kind]}. The values "
+                f"may look right here (or on one run of a GPU) and be wrong the next time. {fix}")
+    who = (f" (block {tuple(hazard.block)}, thread {_thread(hazard.threads[0])})"
+           if hazard.threads else "")
     if hazard.kind == "barrier":
         where = _line(lines[0], kernel) if lines else "a `cuda.syncthreads()`"
-        return (f"{where} is reached by only part of the block{who}: a barrier inside an `if` "
-                "that not every thread takes. On a GPU this hangs or silently misbehaves; move "
-                "the barrier out of the branch so that every thread of the block reaches it.")
+        return (f"{where[0].upper() + where[1:]} is reached by only part of the block{who}: a "
+                "barrier inside an `if` that not every thread takes. On a GPU this hangs or "
+                "silently misbehaves; move the barrier out of the branch so that every thread of "
+                "the block reaches it.")
     if hazard.kind == "uninitialised":
         where = _line(lines[0], kernel) if lines else "a line"
-        return (f"{where} reads {space} memory that no thread of the block has written yet{who}: "
-                "shared memory starts with garbage. Fill every element you read (with a neutral "
-                "value where the data ends).")
+        return (f"{where[0].upper() + where[1:]} reads {space} memory that no thread of the block "
+                f"has written yet{who}: shared memory starts with garbage. Fill every element you "
+                "read (with a neutral value where the data ends).")
     if hazard.kind == "out of bounds":
         where = _line(lines[0], kernel) if lines else "a line"
         return f"Out of bounds at {where}{who}: {hazard.detail}"
@@ -64,6 +81,14 @@ def hazards(observation: Observation, kernel) -> list[tuple[str, str]]:
             seen.add(key)
             found.append((hazard.kind, describe_hazard(hazard, kernel)))
     return found
+
+
+def _by_line(rows) -> list[list]:
+    """Rows grouped by source line, in order."""
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(row.line, []).append(row)
+    return list(groups.values())
 
 
 @dataclass(frozen=True)
@@ -94,13 +119,17 @@ class NoBankConflicts:
 
     def __call__(self, observation, kernel, case) -> list[str]:
         found = []
-        for row in observation.select("shared", self.op):
-            if row.requests and row.ideal_wavefronts and row.conflict_ways > self.slack:
-                ways = row.conflict_ways
-                found.append(f"{ways:.0f}-way bank conflict on {_line(row, kernel)}: "
-                             f"{row.wavefronts / row.requests:.1f} wavefronts per request where "
-                             f"{row.ideal_wavefronts / row.requests:.1f} would do. Lanes of a warp "
-                             "hit different addresses in the same bank.")
+        for rows in _by_line(observation.select("shared", self.op)):
+            bad = [r for r in rows if r.requests and r.ideal_wavefronts
+                   and r.conflict_ways > self.slack]
+            if not bad:
+                continue
+            worst = max(bad, key=lambda r: r.conflict_ways)
+            ops = " and ".join(f"{r.op}s" for r in bad)
+            found.append(f"{worst.conflict_ways:.0f}-way bank conflict on {_line(worst, kernel)} "
+                         f"({ops}): {worst.wavefronts / worst.requests:.1f} wavefronts per request "
+                         f"where {worst.ideal_wavefronts / worst.requests:.1f} would do. Lanes of "
+                         "a warp hit different addresses in the same bank.")
         return found
 
 

@@ -6,12 +6,17 @@ import numpy as np
 
 def floats(rng: np.random.Generator, shape, low: float = 0.5, high: float = 1.5) -> np.ndarray:
     """float32 values in [low, high): no zeros, so an unwritten or skipped element shows."""
-    return rng.uniform(low, high, size=shape).astype(np.float32)
+    values = rng.random(shape, dtype=np.float32)
+    values *= np.float32(high - low)
+    values += np.float32(low)
+    return values
 
 
 def signed(rng: np.random.Generator, shape) -> np.ndarray:
     """float32 values in +-[0.5, 1.5): both signs, never zero."""
-    return floats(rng, shape) * rng.choice(np.array([-1, 1], np.float32), size=shape)
+    values = floats(rng, shape)
+    np.negative(values, out=values, where=rng.integers(0, 2, size=shape, dtype=np.uint8) == 1)
+    return values
 
 
 def pixels(rng: np.random.Generator, shape, low: int = 1) -> np.ndarray:

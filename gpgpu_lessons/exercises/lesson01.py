@@ -38,7 +38,7 @@ def reverse(src, dst):
     cases=lambda rng, gpu: _one_d(rng, gpu, [1, 200], [1_000_003], _reverse_case),
     trace_case=1, checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 01.2, reads shifted by one element.",
-    performance=lambda rng: _reverse_case(rng, 2**26, 256),
+    performance=lambda rng: _reverse_case(rng, 2**25, 256),
 )
 
 
@@ -68,7 +68,7 @@ def difference(a, out):
     cases=lambda rng, gpu: _one_d(rng, gpu, [2, 300], [1_000_003], _difference_case),
     trace_case=1, checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 01.3, seed 004's chunked partial sums.",
-    performance=lambda rng: _difference_case(rng, 2**26, 256),
+    performance=lambda rng: _difference_case(rng, 2**25, 256),
 )
 
 PARTIAL_THREADS = 128
@@ -125,7 +125,7 @@ def partial_sums(x, partials):
     trace_case=0, checks=(checks.Coalesced("load"),),
     figure=figures.chunked_vs_interleaved,
     next="Next: 01.4, a 3-channel image read in full sectors.",
-    performance=lambda rng: _partials_case(rng, 2**26, 1056, 256),
+    performance=lambda rng: _partials_case(rng, 2**25, 1056, 256),
 )
 
 
@@ -164,7 +164,7 @@ def invert_rgb(image, out):
     trace_case=1, checks=(checks.Coalesced("load", slack=1.2), checks.Coalesced("store", slack=1.2)),
     figure=figures.rgb_bytes,
     next="Next: 01.5, an array of structs read in full sectors.",
-    performance=lambda rng: _invert_case(rng, 8192, 8192, 256),
+    performance=lambda rng: _invert_case(rng, 4096, 4096, 256),
 )
 
 

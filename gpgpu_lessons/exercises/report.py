@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .running import poison as running_poison
+
 
 @dataclass
 class Report:
@@ -120,13 +122,19 @@ def describe_values(name: str, got: np.ndarray, expected: np.ndarray, *, rtol: f
         never = int(((writes == 0) & wrong).sum())
         if never:
             sentence += (f". {never} of them were never written (no thread stored to them)"
-                         if never < count else ". They were never written: no thread stored to them")
+                         if never < count else ". No thread wrote it (never written)"
+                         if count == 1 else ". No thread wrote any of them (never written)")
     elif got.dtype.kind in "fc":
         unwritten = int((np.isnan(got) & wrong).sum())
         if unwritten:
             sentence += f". {unwritten} of them still hold NaN: probably never written"
+    elif (got == running_poison(got.dtype)).any():
+        unwritten = int(((got == running_poison(got.dtype)) & wrong).sum())
+        if unwritten:
+            sentence += (f". {unwritten} of them still hold {number(running_poison(got.dtype))}, "
+                         "the value outputs start with: probably never written")
     pattern = _where_wrong(wrong, block)
-    if pattern:
+    if pattern and not (pattern == "every element" and "never written" in sentence):
         sentence += f"; {pattern}"
     return sentence + ".", wrong
 
