@@ -53,19 +53,20 @@ def request_picture(trace, line: int, *, space=None, op=None, block=None, warp: 
     for k, (target, label) in enumerate(zip(targets, labels)):
         colour = colours(target % BANKS) if kind == "bank" else "#fdd0a2"
         ax.add_patch(Rectangle((k * width, 0.05), width, 0.3, facecolor=colour, edgecolor="black"))
-        text = f"{target}\n{label}" if kind == "bank" else label
-        ax.text((k + 0.5) * width, 0.2, text, ha="center", va="center", fontsize=6,
-                color="red" if kind == "bank" and label else "black")
+        ax.text((k + 0.5) * width, 0.2, str(target) if kind == "bank" else label, ha="center",
+                va="center", fontsize=6)
+        if kind == "bank" and label:     # n different words wanted from one bank: n-way
+            ax.text((k + 0.5) * width, 0.4, label, ha="center", va="bottom", fontsize=8,
+                    color="black", weight="bold")
     unit = _UNITS[row.space]
     cost = Counter(per_lane).most_common(1)[0][1] if kind == "address" else None
     per = row.per_request(unit)
     ideal = {"sectors": row.per_request("ideal_sectors"),
              "wavefronts": row.per_request("ideal_wavefronts")}.get(unit, 1.0)
+    shared = f", {cost} lanes share one address" if cost and cost > 1 else ""
     ax.set_title(f"line {line}: {row.space} {row.op} of {', '.join(row.arrays)}, warp {warp}: "
-                 f"{len(lanes)} lanes -> {len(targets)} {kind}s; {per:.1f} {unit} per request "
-                 f"(ideal {ideal:.1f}): {row.verdict}" + (f", {cost} lanes share one address"
-                                                          if cost and cost > 1 else ""),
-                 fontsize=9, loc="left")
+                 f"{len(lanes)} lanes -> {len(set(per_lane))} {kind}(s); {per:.1f} {unit} per "
+                 f"request (ideal {ideal:.1f}): {row.verdict}{shared}", fontsize=9, loc="left")
     ax.set_xlim(-0.2, WARP + 0.2)
     ax.set_ylim(0, 1.4)
     ax.set_yticks([0.2, 1.15], [kind, "lane"])

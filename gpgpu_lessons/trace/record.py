@@ -126,16 +126,14 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
 
 def select_blocks(grid: tuple, blocks) -> list:
     """The grid points to trace: all (None), `blocks` spread evenly (an int), or those listed."""
-    every = list(np.ndindex(*grid))
+    total = int(np.prod(grid))
     if blocks is None:
-        return every
+        return list(np.ndindex(*grid))           # the simulator's order
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
         if blocks < 1:
             raise ValueError(f"blocks={blocks}: sample at least one block")
-        if blocks >= len(every):
-            return every
-        picks = np.unique(np.linspace(0, len(every) - 1, int(blocks)).round().astype(int))
-        return [every[i] for i in picks]
+        picks = np.unique(np.linspace(0, total - 1, min(int(blocks), total)).round().astype(int))
+        return [tuple(int(v) for v in p) for p in zip(*np.unravel_index(picks, grid))]
     chosen = []
     for b in blocks:
         point = tuple(int(v) for v in (b if isinstance(b, (tuple, list)) else (b,)))

@@ -13,6 +13,9 @@ def python_function(kernel) -> types.FunctionType:
     if isinstance(kernel, types.FunctionType):
         raise TypeError(f"{kernel.__name__} is a plain Python function: decorate it with @cuda.jit "
                         "to make it a kernel, then trace it")
+    if hasattr(kernel, "dispatcher") and hasattr(kernel, "griddim"):     # kernel[grid, block]
+        raise TypeError("pass the kernel itself and its launch shape: trace_kernel(kernel, "
+                        "griddim, blockdim, *args), not kernel[griddim, blockdim]")
     fn = getattr(kernel, "py_func", None)
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"trace_kernel needs a @cuda.jit kernel, got {type(kernel).__name__}")

@@ -239,7 +239,7 @@ def main(argv=None) -> None:
     parser.add_argument("names", nargs="*", help="launch: the cases to launch (default: all)")
     parser.add_argument("--races", action="store_true", help="launch: the race cases")
     parser.add_argument("--json", help="write the rows to this file")
-    options = parser.parse_args(argv)
+    options = parser.parse_intermixed_args(argv)
     if options.command == "launch":
         launch(options.names, options.races)
     else:
