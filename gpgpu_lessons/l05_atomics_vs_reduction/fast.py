@@ -29,9 +29,11 @@ from ..device.warp import warp_sum
 from .sine_sum import FC, HEIGHT, TWO_PI, WIDTH, check_task
 from .textbook import filled_grid, sum_launch
 
-# The sum's launch, chosen on an H200 (2**28 float32) from TUNING["space"]: 16-byte loads, the
-# read-only path and the hand-over were each worth 1-3 %; the block size and the loads in flight
-# mattered less. This launch ran at 1.02x cupy.sum over 3 alternating repeats.
+# The sum's launch, as measured on an H200 (2**28 float32): 16-byte loads, the read-only path and
+# the hand-over were each worth 1-3 %; the block size and the loads in flight mattered less; this
+# launch ran at 1.02x cupy.sum over 3 alternating repeats. The script of that search was not kept:
+# TUNING["space"] below spans the values around these, and `python -m gpgpu_lessons.tune
+# grid_stride_sum` measures it again (its table lands in gpgpu_lessons/recorded/tuning/).
 SUM_BLOCK = 256                # threads per block
 SUM_WARPS = SUM_BLOCK // 32    # warps per block: the block sum's shared array
 SUM_ITEMS = 4                  # independent loads in flight per thread per grid-stride step
@@ -40,7 +42,8 @@ SUM_BLOCKS_PER_SM = 4          # 4 x 256 threads per SM: half of the 2048 thread
 SUM_READONLY = True            # load through the read-only data path: ld.global.nc (CUDA C's __ldg)
 SUM_HAND_OVER = True           # the last block moves the sum to the output: no zeroing launch
 
-# The sine sums' launches, chosen on an H200 at n = 10**4 and 10**5 (seed 001's 1024 x 512 output).
+# The sine sums' launches, as measured on an H200 on seed 001's 1024 x 512 output (the search that
+# chose the recurrence's three was not kept; `recurrence` takes them as options to measure again).
 BLOCK = 256                    # threads per block of wave_constants and sine_sum_reduced
 REDUCED_OUTPUTS = 4            # outputs per thread of sine_sum_reduced (they share the loads)
 RECURRENCE_BLOCK = 128         # threads per block of sine_sum_recurrence

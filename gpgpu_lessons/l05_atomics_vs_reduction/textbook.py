@@ -164,10 +164,9 @@ def filled_grid(n: int, block: int, blocks_per_sm: int | None = None) -> int:
 
     One block in the simulator, which has no SMs to fill (it runs the blocks one after another).
     """
-    needed = launch.grid_1d(n, block)
     if runtime.is_simulator():
         return 1
-    return min(needed, launch.resident_blocks(block, blocks_per_sm))
+    return min(launch.grid_1d(n, block), launch.resident_blocks(block, blocks_per_sm))
 
 
 def sum_launch(steps, total: launch.Output, to_host: bool) -> launch.Launch:
@@ -204,6 +203,7 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
 
 @functools.cache
 def _numba_reducer():
+    """Numba's reduction with + (built once: building it compiles nothing yet)."""
     return cuda.reduce(lambda x, y: x + y)
 
 
@@ -220,13 +220,13 @@ def numba_reduce_sum(a, *, out=None):
     return total.device
 
 
-ONE = ["void(float32[::1], float32[::1])"]
+ARRAY_TO_SUM = ["void(float32[::1], float32[::1])"]     # (a, total or partial sums)
 SIGNATURES = {
-    sum_atomic_per_element: ONE,
-    sum_interleaved_divergent: ONE,
-    sum_interleaved_bank_conflicts: ONE,
-    sum_sequential: ONE,
-    sum_first_add_during_load: ONE,
-    sum_warp_shuffle_finish: ONE,
-    sum_grid_stride: ONE,
+    sum_atomic_per_element: ARRAY_TO_SUM,
+    sum_interleaved_divergent: ARRAY_TO_SUM,
+    sum_interleaved_bank_conflicts: ARRAY_TO_SUM,
+    sum_sequential: ARRAY_TO_SUM,
+    sum_first_add_during_load: ARRAY_TO_SUM,
+    sum_warp_shuffle_finish: ARRAY_TO_SUM,
+    sum_grid_stride: ARRAY_TO_SUM,
 }
