@@ -1,4 +1,5 @@
 """Lesson 00's kernels against NumPy, their bad-input errors, and the launch-path regressions."""
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -26,7 +27,7 @@ def test_busy_computes_its_chain(rng, n):
     x = rng.random(n, dtype=np.float32)
     np.testing.assert_allclose(textbook.keep_busy(x, 7), busy_reference(x, 7), rtol=1e-6)
     d = cuda.to_device(x)
-    assert textbook.keep_busy(d, 7, out=d) is d    # in place: each thread reads its own element
+    assert textbook.keep_busy(d, 7, out=d) is d  # in place: each thread reads its own element
     np.testing.assert_allclose(d.copy_to_host(), busy_reference(x, 7), rtol=1e-6)
 
 
@@ -116,8 +117,11 @@ def test_prepared_launches_keep_their_own_grid(rng):
 
 def test_out_aliasing_the_input_is_refused(rng):
     d = cuda.to_device(rng.random(10, dtype=np.float32))
-    for call in (lambda: textbook.copy(d, out=d), lambda: textbook.copy_repeated(d, 2, out=d),
-                 lambda: textbook.dot(d, d, out=d[:1])):
+    for call in (
+        lambda: textbook.copy(d, out=d),
+        lambda: textbook.copy_repeated(d, 2, out=d),
+        lambda: textbook.dot(d, d, out=d[:1]),
+    ):
         with pytest.raises(ValueError, match="shares memory"):
             call()
 
@@ -155,9 +159,14 @@ def test_bad_inputs_are_named(rng):
 def test_every_kernel_is_registered():
     kernels = {v for v in vars(textbook).values() if hasattr(v, "py_func") or hasattr(v, "fn")}
     assert kernels <= set(textbook.SIGNATURES)
-    assert set(textbook.SIGNATURES) == {textbook.empty, textbook.busy, textbook.scale,
-                                        textbook.copy_once, textbook.copy_passes,
-                                        textbook.dot_partial_sums}
+    assert set(textbook.SIGNATURES) == {
+        textbook.empty,
+        textbook.busy,
+        textbook.scale,
+        textbook.copy_once,
+        textbook.copy_passes,
+        textbook.dot_partial_sums,
+    }
 
 
 def test_the_timeline_figure_draws():

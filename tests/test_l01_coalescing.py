@@ -1,6 +1,7 @@
 """Lesson 01's kernels against NumPy: copies (plain, strided, offset, wide), seed 004's dot products
 and the fast dot; bad input; the launch-path regressions (interleaved shapes, out= aliasing,
 a failed call followed by a good one)."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -24,9 +25,21 @@ def numbered(n, dtype=np.float32):
 
 # ---- the warp-request picture --------------------------------------------------------------
 
-@pytest.mark.parametrize("kind, value, sectors", [
-    ("stride", 1, 4), ("stride", 2, 8), ("stride", 8, 32), ("stride", 32, 32),
-    ("offset", 0, 4), ("offset", 1, 5), ("chunked", 0, 32), ("wide", 16, 16), ("wide", 8, 8)])
+
+@pytest.mark.parametrize(
+    "kind, value, sectors",
+    [
+        ("stride", 1, 4),
+        ("stride", 2, 8),
+        ("stride", 8, 32),
+        ("stride", 32, 32),
+        ("offset", 0, 4),
+        ("offset", 1, 5),
+        ("chunked", 0, 32),
+        ("wide", 16, 16),
+        ("wide", 8, 8),
+    ],
+)
 def test_sectors_a_warp_touches(kind, value, sectors):
     assert len(figures.sectors_touched(figures.warp_bytes(kind, value))) == sectors
 
@@ -39,8 +52,10 @@ def test_the_picture_draws_and_bad_kinds_are_named():
 
 # ---- textbook copies -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("n, dtype", [(1, np.float32), (31, np.int32), (33, np.float64),
-                                      (257, np.uint32)])
+
+@pytest.mark.parametrize(
+    "n, dtype", [(1, np.float32), (31, np.int32), (33, np.float64), (257, np.uint32)]
+)
 def test_copy_one_per_thread(rng, n, dtype):
     a = (rng.random(n) * 1000 + 1).astype(dtype)
     out = poisoned(n, dtype)
@@ -79,14 +94,19 @@ def test_copy_with_stride_numpy_in_numpy_out(rng):
 
 # ---- seed 004's dot products ---------------------------------------------------------------
 
+
 def reference_partials(x, y, threads, chunked):
     """Each thread's partial sum, from the kernels' index rules, in float64."""
     x, y = x.astype(np.float64), y.astype(np.float64)
     if not chunked:
         return np.array([np.dot(x[t::threads], y[t::threads]) for t in range(threads)])
     chunk = -(-x.size // threads)
-    return np.array([np.dot(x[t * chunk:(t + 1) * chunk], y[t * chunk:(t + 1) * chunk])
-                     for t in range(threads)])
+    return np.array(
+        [
+            np.dot(x[t * chunk : (t + 1) * chunk], y[t * chunk : (t + 1) * chunk])
+            for t in range(threads)
+        ]
+    )
 
 
 @pytest.mark.parametrize("chunked", [False, True])
@@ -95,8 +115,9 @@ def test_dot_partial_sums(rng, n, blocks, block, chunked):
     x = rng.random(n, dtype=np.float32) + 0.5
     y = rng.random(n, dtype=np.float32) + 0.5
     out = poisoned(blocks * block)
-    textbook.dot_partial_sums(cuda.to_device(x), cuda.to_device(y), blocks=blocks, block=block,
-                              chunked=chunked, out=out)
+    textbook.dot_partial_sums(
+        cuda.to_device(x), cuda.to_device(y), blocks=blocks, block=block, chunked=chunked, out=out
+    )
     partials = out.copy_to_host()
     expected = reference_partials(x, y, blocks * block, chunked)
     np.testing.assert_allclose(partials, expected, rtol=1e-5)
@@ -111,10 +132,19 @@ def test_dot_partial_sums_float64_host_in_host_out(rng):
 
 # ---- fast copies ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("variant", fast.VARIANTS)
 @pytest.mark.parametrize("element_bytes", [4, 8, 16])
-@pytest.mark.parametrize("n, dtype", [(4 * 37, np.float32), (1, np.float32), (3, np.float32),
-                                      (2 * 13 + 1, np.float64), (11, np.int32)])
+@pytest.mark.parametrize(
+    "n, dtype",
+    [
+        (4 * 37, np.float32),
+        (1, np.float32),
+        (3, np.float32),
+        (2 * 13 + 1, np.float64),
+        (11, np.int32),
+    ],
+)
 def test_fast_copy_any_length(n, dtype, element_bytes, variant):
     a = numbered(n, dtype)
     out = poisoned(n, dtype)
@@ -123,8 +153,12 @@ def test_fast_copy_any_length(n, dtype, element_bytes, variant):
 
 
 @settings(max_examples=10, deadline=None)
-@given(n=st.integers(1, 90), element_bytes=st.sampled_from([4, 8, 16]),
-       variant=st.sampled_from(fast.VARIANTS), block=st.sampled_from([1, 4, 32]))
+@given(
+    n=st.integers(1, 90),
+    element_bytes=st.sampled_from([4, 8, 16]),
+    variant=st.sampled_from(fast.VARIANTS),
+    block=st.sampled_from([1, 4, 32]),
+)
 def test_fast_copy_any_shape(n, element_bytes, variant, block):
     a = numbered(n, np.uint32)
     out = poisoned(n, np.uint32)
@@ -137,7 +171,7 @@ def test_fast_copy_prepare_checks_once_and_launches_each_call(rng):
     d_a, out = cuda.to_device(a), poisoned(a.size)
     prepared = fast.copy.prepare(d_a, out=out, element_bytes=16, variant="unrolled", block=8)
     assert isinstance(prepared, launch.Launch)
-    assert np.isnan(out.copy_to_host()).all()                     # nothing ran yet
+    assert np.isnan(out.copy_to_host()).all()  # nothing ran yet
     prepared()
     np.testing.assert_array_equal(out.copy_to_host(), a)
     d_a.copy_to_device(a + 1)
@@ -146,6 +180,7 @@ def test_fast_copy_prepare_checks_once_and_launches_each_call(rng):
 
 
 # ---- fast dot ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n", [1, 33, 1000, 1031])
 @pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-5), (np.float64, 1e-12)])
@@ -174,6 +209,7 @@ def test_fast_dot_out_is_overwritten_not_added_to(rng):
 
 
 # ---- the launch-path regressions ------------------------------------------------------------
+
 
 def test_interleaved_shapes_in_one_process(rng):
     """Every wrapper with one size, another, then the first again: each launch keeps its grid."""
@@ -204,10 +240,14 @@ def test_prepared_launches_keep_their_own_grid(rng):
 
 def test_out_aliasing_an_input_is_refused(rng):
     d = cuda.to_device(rng.random(16, dtype=np.float32))
-    calls = [lambda: textbook.copy(d, out=d), lambda: textbook.copy_with_stride(d, 2, out=d),
-             lambda: textbook.copy_with_offset(d, 1, out=d), lambda: fast.copy(d, out=d),
-             lambda: textbook.dot_partial_sums(d, d, blocks=1, block=4, out=d[:4]),
-             lambda: fast.dot(d, d, out=d[3:4])]
+    calls = [
+        lambda: textbook.copy(d, out=d),
+        lambda: textbook.copy_with_stride(d, 2, out=d),
+        lambda: textbook.copy_with_offset(d, 1, out=d),
+        lambda: fast.copy(d, out=d),
+        lambda: textbook.dot_partial_sums(d, d, blocks=1, block=4, out=d[:4]),
+        lambda: fast.dot(d, d, out=d[3:4]),
+    ]
     for call in calls:
         with pytest.raises(ValueError, match="shares memory"):
             call()
@@ -259,10 +299,14 @@ def test_bad_input_errors():
 
 # ---- registry and tuning -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("module", [textbook, fast])
 def test_every_kernel_is_registered(module):
-    kernels = {v for name, v in vars(module).items()
-               if (hasattr(v, "py_func") or hasattr(v, "fn")) and v.__module__ == module.__name__}
+    kernels = {
+        v
+        for name, v in vars(module).items()
+        if (hasattr(v, "py_func") or hasattr(v, "fn")) and v.__module__ == module.__name__
+    }
     assert kernels and kernels <= set(module.SIGNATURES)
 
 

@@ -1,4 +1,5 @@
 """Lesson 00's pictures, drawn with matplotlib (no measurements in them)."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -14,8 +15,10 @@ def launch_timeline():
     ax.text(3.8, 1.0, "cuda.synchronize(): waits", ha="center", va="center", fontsize=9)
     ax.broken_barh([(0.9, 6.0)], (-0.25, 0.5), color="tab:green")
     ax.text(3.9, 0.0, "kernel runs", ha="center", va="center", color="white", fontsize=9)
-    for x, label, colour in ((0.6, "clock stops here\nwithout synchronize", "tab:red"),
-                             (7.0, "clock stops here\nwith synchronize / end event", "black")):
+    for x, label, colour in (
+        (0.6, "clock stops here\nwithout synchronize", "tab:red"),
+        (7.0, "clock stops here\nwith synchronize / end event", "black"),
+    ):
         ax.axvline(x, color=colour, linestyle="--", linewidth=1)
         ax.text(x + 0.05, 1.55, label, color=colour, fontsize=8, va="bottom")
     ax.set_yticks(list(rows.values()), list(rows.keys()))

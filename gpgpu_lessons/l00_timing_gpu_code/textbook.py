@@ -3,6 +3,7 @@
 The kernels come first, each a few lines; their wrappers (input checks and the launch, through
 `gpgpu_lessons.launch`) follow.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,7 @@ from numba import cuda, float32
 from .. import launch, runtime
 from ..device import fill
 
-BLOCK = 256                     # threads per block of every launch in this lesson
+BLOCK = 256  # threads per block of every launch in this lesson
 COPY_DTYPES = (np.float32, np.float64, np.int32, np.uint32)
 FLOATS = (np.float32, np.float64)
 
@@ -61,13 +62,14 @@ def copy_passes(src, dst, passes):
 def dot_partial_sums(x, y, total):
     """Seed 004's dot product: each thread sums its own share of x*y, then adds it to total[0]."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
-    partial = float32(0)        # float32 products keep a float32 sum; float64 ones widen it
+    partial = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
     for i in range(start, x.size, stride):
         partial += x[i] * y[i]
     cuda.atomic.add(total, 0, partial)
 
 
 # ---- wrappers ------------------------------------------------------------------------------
+
 
 def threads_per_block(block) -> int:
     """The block size of a 1-D launch (an int, or a tuple of one int), checked."""
@@ -101,8 +103,16 @@ def keep_busy(x, iterations: int, *, out=None, block=BLOCK):
     iterations = launch.positive_int(iterations, "iterations", minimum=0)
     d_x, to_host = launch.device_input(x, name="x", dtypes=np.float32, ndim=1)
     o = launch.device_output(out, d_x.shape, d_x.dtype, inputs=(d_x,), in_place=True)
-    return launch.single(busy, launch.grid_1d(d_x.size, block), block, d_x, o.device,
-                         iterations, out=o, to_host=to_host)
+    return launch.single(
+        busy,
+        launch.grid_1d(d_x.size, block),
+        block,
+        d_x,
+        o.device,
+        iterations,
+        out=o,
+        to_host=to_host,
+    )
 
 
 @launch.op
@@ -111,8 +121,9 @@ def copy(a, *, out=None, block=BLOCK):
     block = threads_per_block(block)
     d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(copy_once, launch.grid_1d(d_a.size, block), block, d_a, o.device,
-                         out=o, to_host=to_host)
+    return launch.single(
+        copy_once, launch.grid_1d(d_a.size, block), block, d_a, o.device, out=o, to_host=to_host
+    )
 
 
 @launch.op
@@ -122,8 +133,16 @@ def copy_repeated(a, passes: int, *, out=None, block=BLOCK):
     passes = launch.positive_int(passes, "passes")
     d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(copy_passes, filling_blocks(d_a.size, block), block, d_a, o.device,
-                         passes, out=o, to_host=to_host)
+    return launch.single(
+        copy_passes,
+        filling_blocks(d_a.size, block),
+        block,
+        d_a,
+        o.device,
+        passes,
+        out=o,
+        to_host=to_host,
+    )
 
 
 @launch.op
@@ -133,13 +152,17 @@ def dot(x, y, *, out=None, block=BLOCK):
     d_x, to_host = launch.device_input(x, name="x", dtypes=FLOATS, ndim=1)
     d_y, _ = launch.device_input(y, name="y", dtypes=FLOATS, ndim=1)
     if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
-        raise ValueError(f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
-                         f"and {d_y.shape} {d_y.dtype}")
+        raise ValueError(
+            f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
+            f"and {d_y.shape} {d_y.dtype}"
+        )
     o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
-    sums = launch.Step(dot_partial_sums, filling_blocks(d_x.size, block), block,
-                       (d_x, d_y, o.device))
-    return launch.Launch((fill.zero_step(o.device), sums), o.device, to_host, o.host,
-                         scalar=True, out_given=o.given)
+    sums = launch.Step(
+        dot_partial_sums, filling_blocks(d_x.size, block), block, (d_x, d_y, o.device)
+    )
+    return launch.Launch(
+        (fill.zero_step(o.device), sums), o.device, to_host, o.host, scalar=True, out_given=o.given
+    )
 
 
 def _vectors(dtypes) -> list[str]:

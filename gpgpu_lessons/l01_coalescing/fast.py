@@ -22,6 +22,7 @@ grid-stride, 16 B: 3967). Dot: 256 threads, 4 loads in flight, 4 waves: 3464 GB/
 cupy.dot. `python -m gpgpu_lessons.tune copy` re-times TUNING's space on a GPU; TUNING_DOT
 describes the dot's space in the same form.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,13 +36,13 @@ from ..device import fill
 from ..device.vector import load_vector, store_vector
 from . import textbook
 
-BLOCK = 256                     # threads per copy block (chosen: TUNING)
-ELEMENT_BYTES = 16              # bytes per wide element of the default copy (chosen: TUNING)
-UNROLL = 4                      # wide elements per thread of copy_unrolled
-WAVES = 4                       # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once
-DOT_BLOCK = 256                 # threads per block of the dot (chosen: TUNING_DOT)
-DOT_UNROLL = 4                  # element pairs loaded before they are added (chosen: TUNING_DOT)
-DOT_WAVES = 4                   # the dot's grid, in rounds of resident blocks (chosen: TUNING_DOT)
+BLOCK = 256  # threads per copy block (chosen: TUNING)
+ELEMENT_BYTES = 16  # bytes per wide element of the default copy (chosen: TUNING)
+UNROLL = 4  # wide elements per thread of copy_unrolled
+WAVES = 4  # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once
+DOT_BLOCK = 256  # threads per block of the dot (chosen: TUNING_DOT)
+DOT_UNROLL = 4  # element pairs loaded before they are added (chosen: TUNING_DOT)
+DOT_WAVES = 4  # the dot's grid, in rounds of resident blocks (chosen: TUNING_DOT)
 WIDE = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 VARIANTS = ("vectors", "unrolled", "grid_stride")
 
@@ -60,12 +61,12 @@ def copy_unrolled(src, dst):
     held = cuda.local.array(UNROLL, src.dtype)
     width = cuda.blockDim.x
     start = cuda.blockIdx.x * width * UNROLL + cuda.threadIdx.x
-    if start + (UNROLL - 1) * width < src.size:        # a whole step: no bounds checks
+    if start + (UNROLL - 1) * width < src.size:  # a whole step: no bounds checks
         for k in range(UNROLL):
             held[k] = load_vector(src, start + k * width, 1)[0]
         for k in range(UNROLL):
             store_vector(dst, start + k * width, (held[k],))
-    else:                                               # the grid's last, partial step
+    else:  # the grid's last, partial step
         for k in range(UNROLL):
             if start + k * width < src.size:
                 store_vector(dst, start + k * width, load_vector(src, start + k * width, 1))
@@ -85,7 +86,7 @@ def dot_block_tree(x, y, total):
     """Grid-stride sums with DOT_UNROLL loads in flight, a tree per block, one atomic per block."""
     partial = cuda.shared.array(DOT_BLOCK, x.dtype)
     tid = cuda.threadIdx.x
-    acc = float32(0)            # float32 products keep a float32 sum; float64 ones widen it
+    acc = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
     step = cuda.gridDim.x * DOT_BLOCK * DOT_UNROLL
     for base in range(cuda.blockIdx.x * DOT_BLOCK * DOT_UNROLL + tid, x.size, step):
         for k in range(DOT_UNROLL):
@@ -105,6 +106,7 @@ def dot_block_tree(x, y, total):
 
 # ---- wrappers ------------------------------------------------------------------------------
 
+
 def fill_blocks(block: int, waves: int) -> int:
     """Blocks for `waves` rounds of full residency on every SM (one block in the simulator)."""
     return 1 if runtime.is_simulator() else waves * launch.resident_blocks(block)
@@ -120,10 +122,12 @@ def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launc
     if not runtime.is_simulator():
         for name, array in (("a", d_a), ("out", o.device)):
             if array.__cuda_array_interface__["data"][0] % element_bytes:
-                raise ValueError(f"{name} does not start on a {element_bytes}-byte boundary (a "
-                                 "slice?): wide accesses need aligned addresses; use a smaller "
-                                 "element_bytes, textbook.copy, or copy it to a fresh device array")
-    bulk = d_a.nbytes // element_bytes * element_bytes // d_a.itemsize   # elements in wide ones
+                raise ValueError(
+                    f"{name} does not start on a {element_bytes}-byte boundary (a "
+                    "slice?): wide accesses need aligned addresses; use a smaller "
+                    "element_bytes, textbook.copy, or copy it to a fresh device array"
+                )
+    bulk = d_a.nbytes // element_bytes * element_bytes // d_a.itemsize  # elements in wide ones
     steps = []
     if bulk:
         src, dst = d_a[:bulk].view(WIDE[element_bytes]), o.device[:bulk].view(WIDE[element_bytes])
@@ -136,28 +140,29 @@ def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launc
         else:
             blocks = min(launch.grid_1d(src.size, block), fill_blocks(block, WAVES))
             steps.append(launch.Step(copy_grid_stride, blocks, block, (src, dst)))
-    if bulk < d_a.size:                                 # the edge: fewer than one wide element
+    if bulk < d_a.size:  # the edge: fewer than one wide element
         edge = (d_a[bulk:], o.device[bulk:])
         steps.append(launch.Step(textbook.copy_one_per_thread, 1, d_a.size - bulk, edge))
     return launch.Launch(tuple(steps), o.device, to_host, o.host, out_given=o.given)
 
 
 @launch.op
-def copy(a, *, element_bytes: int = ELEMENT_BYTES, variant: str = "vectors", out=None,
-         block=BLOCK):
+def copy(a, *, element_bytes: int = ELEMENT_BYTES, variant: str = "vectors", out=None, block=BLOCK):
     """Copy a 1-D array of any length through `element_bytes`-wide elements (a VARIANTS kernel)."""
     d_a, to_host = launch.device_input(a, name="a", dtypes=textbook.COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
     return _copy_launch(d_a, o, to_host, element_bytes, variant, block)
 
 
-def _dot_launch(d_x, d_y, o, to_host, kernel=dot_block_tree, block=DOT_BLOCK, unroll=DOT_UNROLL,
-                waves=DOT_WAVES) -> launch.Launch:
+def _dot_launch(
+    d_x, d_y, o, to_host, kernel=dot_block_tree, block=DOT_BLOCK, unroll=DOT_UNROLL, waves=DOT_WAVES
+) -> launch.Launch:
     """Clear o, then the dot kernel with just enough blocks (at most `waves` rounds of them)."""
     blocks = min(launch.grid_1d(d_x.size, block * unroll), fill_blocks(block, waves))
     sums = launch.Step(kernel, blocks, block, (d_x, d_y, o.device))
-    return launch.Launch((fill.zero_step(o.device), sums), o.device, to_host, o.host,
-                         scalar=True, out_given=o.given)
+    return launch.Launch(
+        (fill.zero_step(o.device), sums), o.device, to_host, o.host, scalar=True, out_given=o.given
+    )
 
 
 @launch.op
@@ -169,6 +174,7 @@ def dot(x, y, *, out=None):
 
 
 # ---- tuning (python -m gpgpu_lessons.tune) -------------------------------------------------
+
 
 def compiled_with(kernel, **constants):
     """`kernel` compiled afresh with other values of its module constants, under its own name."""
@@ -207,21 +213,26 @@ def _dot_case(block, unroll, waves):
     return _dot_launch(d_x, d_y, o, False, kernel, block, unroll, waves), 2 * d_x.nbytes
 
 
-TUNING = {"family": "copy",
-          "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS),
-                    "block": [128, 256, 512]},
-          "chosen": {"element_bytes": ELEMENT_BYTES, "variant": "vectors", "block": BLOCK},
-          "case": _copy_case}
-TUNING_DOT = {"family": "dot",
-              "space": {"block": [128, 256, 512], "unroll": [1, 2, 4, 8], "waves": [1, 2, 4, 8]},
-              "chosen": {"block": DOT_BLOCK, "unroll": DOT_UNROLL, "waves": DOT_WAVES},
-              "case": _dot_case}
+TUNING = {
+    "family": "copy",
+    "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS), "block": [128, 256, 512]},
+    "chosen": {"element_bytes": ELEMENT_BYTES, "variant": "vectors", "block": BLOCK},
+    "case": _copy_case,
+}
+TUNING_DOT = {
+    "family": "dot",
+    "space": {"block": [128, 256, 512], "unroll": [1, 2, 4, 8], "waves": [1, 2, 4, 8]},
+    "chosen": {"block": DOT_BLOCK, "unroll": DOT_UNROLL, "waves": DOT_WAVES},
+    "case": _dot_case,
+}
 
 _WIDE_VECTORS = [f"{t.name}[::1]" for t in WIDE.values()]
 SIGNATURES = {
     copy_vectors: [f"void({v}, {v})" for v in _WIDE_VECTORS],
     copy_unrolled: [f"void({v}, {v})" for v in _WIDE_VECTORS],
     copy_grid_stride: [f"void({v}, {v})" for v in _WIDE_VECTORS],
-    dot_block_tree: ["void(float32[::1], float32[::1], float32[::1])",
-                     "void(float64[::1], float64[::1], float64[::1])"],
+    dot_block_tree: [
+        "void(float32[::1], float32[::1], float32[::1])",
+        "void(float64[::1], float64[::1], float64[::1])",
+    ],
 }

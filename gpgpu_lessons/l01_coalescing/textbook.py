@@ -3,6 +3,7 @@
 The kernels come first, each a few lines; their wrappers (input checks and the launch, through
 `gpgpu_lessons.launch`) follow.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ from numba import cuda, float32
 
 from .. import launch
 
-BLOCK = 256                     # threads per block
+BLOCK = 256  # threads per block
 MAX_STRIDE = launch.MAX_GRID_YZ  # copy_strided runs one grid row per column of the stride
 COPY_DTYPES = (np.float32, np.float64, np.int32, np.uint32)
 FLOATS = (np.float32, np.float64)
@@ -28,7 +29,7 @@ def copy_one_per_thread(src, dst):
 def copy_strided(src, dst, stride):
     """Neighbouring threads copy elements `stride` apart; grid row `column` covers the rest."""
     i, column = cuda.grid(2)
-    j = i * stride + column     # thread i + 1 reads `stride` elements after thread i
+    j = i * stride + column  # thread i + 1 reads `stride` elements after thread i
     if j < src.size:
         dst[j] = src[j]
 
@@ -49,7 +50,7 @@ def dot_coalesced(x, y, partials):
     """Seed 004: thread t of T sums x[t + k*T] * y[t + k*T]: neighbours read neighbours."""
     t = cuda.grid(1)
     threads = cuda.gridsize(1)
-    partial = float32(0)        # float32 products keep a float32 sum; float64 ones widen it
+    partial = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
     for i in range(t, x.size, threads):
         partial += x[i] * y[i]
     partials[t] = partial
@@ -67,6 +68,7 @@ def dot_chunked(x, y, partials):
 
 
 # ---- wrappers ------------------------------------------------------------------------------
+
 
 def threads_per_block(block) -> int:
     """The block size of a 1-D launch (an int, or a tuple of one int), checked."""
@@ -87,8 +89,15 @@ def copy(a, *, out=None, block=BLOCK):
     """Copy a 1-D array, one element per thread."""
     block = threads_per_block(block)
     d_a, to_host, o = _copy_input(a, out)
-    return launch.single(copy_one_per_thread, launch.grid_1d(d_a.size, block), block,
-                         d_a, o.device, out=o, to_host=to_host)
+    return launch.single(
+        copy_one_per_thread,
+        launch.grid_1d(d_a.size, block),
+        block,
+        d_a,
+        o.device,
+        out=o,
+        to_host=to_host,
+    )
 
 
 @launch.op
@@ -97,12 +106,14 @@ def copy_with_stride(a, stride: int = 1, *, out=None, block=BLOCK):
     block = threads_per_block(block)
     stride = launch.positive_int(stride, "stride")
     if stride > MAX_STRIDE:
-        raise ValueError(f"stride must be at most {MAX_STRIDE} (one grid row per column), "
-                         f"got {stride}")
+        raise ValueError(
+            f"stride must be at most {MAX_STRIDE} (one grid row per column), got {stride}"
+        )
     d_a, to_host, o = _copy_input(a, out)
     grid = (launch.grid_1d(launch.blocks_for(d_a.size, stride), block), stride)
-    return launch.single(copy_strided, grid, (block, 1), d_a, o.device, stride,
-                         out=o, to_host=to_host)
+    return launch.single(
+        copy_strided, grid, (block, 1), d_a, o.device, stride, out=o, to_host=to_host
+    )
 
 
 @launch.op
@@ -111,8 +122,16 @@ def copy_with_offset(a, offset: int = 0, *, out=None, block=BLOCK):
     block = threads_per_block(block)
     offset = launch.positive_int(offset, "offset", minimum=0)
     d_a, to_host, o = _copy_input(a, out)
-    return launch.single(copy_offset, launch.grid_1d(d_a.size, block), block, d_a, o.device,
-                         offset % d_a.size, out=o, to_host=to_host)
+    return launch.single(
+        copy_offset,
+        launch.grid_1d(d_a.size, block),
+        block,
+        d_a,
+        o.device,
+        offset % d_a.size,
+        out=o,
+        to_host=to_host,
+    )
 
 
 def vector_pair(x, y):
@@ -120,8 +139,10 @@ def vector_pair(x, y):
     d_x, to_host = launch.device_input(x, name="x", dtypes=FLOATS, ndim=1)
     d_y, _ = launch.device_input(y, name="y", dtypes=FLOATS, ndim=1)
     if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
-        raise ValueError(f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
-                         f"and {d_y.shape} {d_y.dtype}")
+        raise ValueError(
+            f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
+            f"and {d_y.shape} {d_y.dtype}"
+        )
     return d_x, d_y, to_host
 
 
