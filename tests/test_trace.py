@@ -473,12 +473,16 @@ def test_summary_html_and_picture():
     assert "32.0-way bank conflict" in trace._repr_html_() and "<table>" in trace._repr_html_()
     lanes = trace.lanes(line, space="shared")
     assert [bank for *_, bank in lanes] == [0] * 32
+    row = next(r for r in trace.rows(line) if r.space == "shared" and r.thread == (1, 0, 0))
+    assert (row.block, row.thread, row.warp, row.lane, row.array, row.op, row.index, row.interval) \
+        == ((0, 0, 0), (1, 0, 0), 0, 1, "tile", "load", (1, 0), 1)
+    assert row.address == 4 * TILE
     fig = trace.figure(line, space="shared")
     assert "32.0 wavefronts per request" in fig.axes[0].get_title(loc="left")
     global_fig = trace_kernel(strided, 1, 32, np.ones(1024, np.float32),
                               np.zeros(32, np.float32)).figure(line_of(strided, "a[i * 32]"),
                                                                space="global", op="load")
-    assert "32 sectors" in global_fig.axes[0].get_title(loc="left")
+    assert "32 lanes -> 32 sector(s)" in global_fig.axes[0].get_title(loc="left")
 
 
 @cuda.jit

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrays import BLOCK, GLOBAL, Tracer, UnsupportedError
+from .arrays import BLOCK, GLOBAL, Tracer
 from .fakecuda import fake_module_class
 from .swap import Substitutions, python_function
 
@@ -39,7 +39,7 @@ class Recording:
 
 def _argument(tracer: Tracer, value, name: str, writebacks: list):
     """What the traced kernel gets for one argument: arrays become recorded global arrays."""
-    from numba.cuda.simulator.args import ArgHint
+    from numba.cuda.args import ArgHint  # the simulator's in simulator mode
 
     if isinstance(value, ArgHint):
         value = value.value
@@ -50,13 +50,13 @@ def _argument(tracer: Tracer, value, name: str, writebacks: list):
     host = getattr(value, "_ary", None)            # a simulator device array
     if isinstance(host, np.ndarray):
         return tracer.wrap(host, name, GLOBAL)
-    if hasattr(value, "copy_to_host") and hasattr(value, "__cuda_array_interface__"):
-        host = value.copy_to_host()                # a device array on a real GPU
-        writebacks.append(lambda: value.copy_to_device(host))
+    if hasattr(value, "__cuda_array_interface__"):  # a device array on a real GPU (Numba, CuPy)
+        from numba import cuda
+
+        device = value if hasattr(value, "copy_to_host") else cuda.as_cuda_array(value)
+        host = device.copy_to_host()
+        writebacks.append(lambda: device.copy_to_device(host))
         return tracer.wrap(host, name, GLOBAL)
-    if hasattr(value, "__cuda_array_interface__"):
-        raise UnsupportedError(f"argument '{name}' is a {type(value).__name__}: pass a NumPy or "
-                               "Numba device array to trace_kernel")
     return value
 
 

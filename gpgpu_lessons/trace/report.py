@@ -5,6 +5,7 @@ import html
 import linecache
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -12,6 +13,23 @@ from .accesses import WARP, Accesses, Site
 from .arrays import OPS, SPACES, View
 from .hazards import Hazard, thread_index
 from .model import SECTOR_BYTES, Line, Requests, bank_of
+
+
+class Access(NamedTuple):
+    """One recorded load, store or atomic."""
+
+    block: tuple          # blockIdx
+    thread: tuple         # threadIdx
+    warp: int
+    lane: int
+    array: str
+    space: str
+    op: str
+    index: tuple          # element index
+    address: int          # simulated byte address
+    line: int
+    interval: int         # syncthreads the thread had passed
+
 
 _UNIT = {"global": "sectors", "local": "sectors", "shared": "wavefronts", "constant": "addresses"}
 
@@ -77,6 +95,19 @@ class Trace:
                  tuple(int(v) for v in acc.index[r] if v >= 0), int(acc.address[r]),
                  int(acc.address[r] // SECTOR_BYTES), bank_of(int(acc.address[r])))
                 for r in sorted(rows, key=lambda r: acc.thread[r])]
+
+    def rows(self, line: int | None = None) -> list[Access]:
+        """Every recorded access (or those at one source line of the kernel's file), in order."""
+        acc, names = self.accesses, [v.name for v in self.views]
+        return [Access(self.blocks[acc.block[r]], thread_index(acc.thread[r], self.block),
+                       int(acc.thread[r] // WARP), int(acc.thread[r] % WARP), names[acc.view[r]],
+                       SPACES[acc.space[r]], OPS[acc.op[r]],
+                       tuple(int(v) for v in acc.index[r] if v >= 0), int(acc.address[r]),
+                       self.sites[acc.site[r]].line, int(acc.interval[r]))
+                for r in range(len(acc)) if line is None or self._at(acc.site[r], line)]
+
+    def _at(self, site: int, line: int) -> bool:
+        return self.sites[site].line == line and self.sites[site].file == self.file
 
     def figure(self, line: int, **where):
         """Picture of one warp request at `line`: which sector or bank each lane hits."""
