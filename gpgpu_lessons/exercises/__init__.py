@@ -69,7 +69,7 @@ class Progress(NamedTuple):
 
 
 def progress() -> Table:
-    """Every exercise with 'solved (date)' or 'not yet', from the progress file beside the notebooks."""
+    """Every exercise, 'solved (date)' or 'not yet', from the progress file beside the notebooks."""
     solved = _progress.load()
     table = Table(Progress(e.id, e.title, f"solved {solved[e.id].get('solved', '')}".strip()
                            if e.id in solved else "not yet") for e in _catalog.all_exercises())
@@ -113,8 +113,9 @@ def solution(exercise_id, *, i_am_the_instructor: bool = False) -> Markdown:
     """The reference solution's source, for instructors: pass i_am_the_instructor=True."""
     exercise = _catalog.get(exercise_id)
     if i_am_the_instructor is not True:
-        raise PermissionError(f"solutions are for instructors: try exercises.hint(\"{exercise.id}\") "
-                              "first; an instructor passes i_am_the_instructor=True")
+        raise PermissionError("solutions are for instructors: try "
+                              f"exercises.hint(\"{exercise.id}\") first; an instructor passes "
+                              "i_am_the_instructor=True")
     from . import solutions
 
     return Markdown(f"```python\n{solutions.source(exercise.id)}```")

@@ -81,7 +81,7 @@ def _write(path: Path, notebook: dict) -> None:
 
 
 def append(notebook_path, lesson=None) -> int:
-    """Append (or replace) a lesson's exercise cells at the end of its notebook; return their count."""
+    """Append (or replace) a lesson's exercise cells at the end of its notebook; return how many."""
     path = Path(notebook_path)
     lesson = lesson if lesson is not None else path.name[:2]
     notebook = json.loads(path.read_text())

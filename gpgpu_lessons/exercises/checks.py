@@ -192,9 +192,10 @@ class NoSerialisedConstant:
         found = []
         for row in observation.select("constant", "load"):
             if row.distinct > self.most:
-                found.append(f"{_line(row, kernel).capitalize()} reads {row.distinct:.1f} different "
-                             "addresses of constant memory per warp request: constant memory "
-                             "serves one address at a time, so the warp waits that many times. "
+                found.append(f"{_line(row, kernel).capitalize()} reads {row.distinct:.1f} "
+                             "different addresses of constant memory per warp request: constant "
+                             "memory serves one address at a time, so the warp waits that many "
+                             "times. "
                              "A table indexed by data belongs in global (or shared) memory.")
         return found
 
@@ -221,7 +222,7 @@ class NoAtomicContention:
 
 @dataclass(frozen=True)
 class SourceUses:
-    """The kernel's source calls one of `words` (for what the tracer cannot see: shuffles, ballots)."""
+    """The kernel's source calls one of `words` (what the tracer cannot see: shuffles, ballots)."""
 
     words: tuple[str, ...]
     what: str

@@ -161,7 +161,8 @@ def invert_rgb(image, out):
            "`out[y, x, c] = 255 - image[y, x, c]`."),
     cases=lambda rng, gpu: [_invert_case(rng, 1, 37), _invert_case(rng, 5, 20)]
     + ([_invert_case(rng, 1001, 1003)] if gpu else []),
-    trace_case=1, checks=(checks.Coalesced("load", slack=1.2), checks.Coalesced("store", slack=1.2)),
+    trace_case=1,
+    checks=(checks.Coalesced("load", slack=1.2), checks.Coalesced("store", slack=1.2)),
     figure=figures.rgb_bytes,
     next="Next: 01.5, an array of structs read in full sectors.",
     performance=lambda rng: _invert_case(rng, 4096, 4096, 256),

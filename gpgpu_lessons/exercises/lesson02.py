@@ -82,12 +82,13 @@ computes from the tile, so each element is read from global memory about once. S
 from numba import cuda, float32
 
 B = 64
+WIDE = B + 2  # the tile: B elements and one halo element on each side
 
 
 @cuda.jit
 def smooth(a, out):
     """3-point average with clamped ends, through a shared tile with a halo."""
-    tile = cuda.shared.array(B + 2, float32)
+    tile = cuda.shared.array(WIDE, float32)
     t = cuda.threadIdx.x
     i = cuda.blockIdx.x * B + t
     n = a.size
@@ -144,12 +145,13 @@ the mean. Edge tiles (the shapes are 1 x 13 and 11 x 20) average only their real
 from numba import cuda, float32
 
 TILE = 8
+CELLS = TILE * TILE
 
 
 @cuda.jit
 def mosaic(image, out):
     """Each TILE x TILE tile painted with its mean, summed by a tree in shared memory."""
-    total = cuda.shared.array(TILE * TILE, float32)
+    total = cuda.shared.array(CELLS, float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x, y = cuda.grid(2)
     h, w = image.shape
@@ -163,7 +165,7 @@ def mosaic(image, out):
     hints=("Every thread of the block must reach every `cuda.syncthreads()`: put the barrier "
            "after the `if tid < step:`, not inside it. A tile at the right edge has "
            "`min(TILE, w - bx * TILE)` columns.",
-           "`step = TILE * TILE // 2`; `while step > 0: if tid < step: total[tid] += "
+           "`step = CELLS // 2`; `while step > 0: if tid < step: total[tid] += "
            "total[tid + step]`; `cuda.syncthreads()`; `step //= 2`. Count: "
            "`min(TILE, h - by * TILE) * min(TILE, w - bx * TILE)`."),
     cases=lambda rng, gpu: [_mosaic_case(rng, 1, 13), _mosaic_case(rng, 11, 20)]

@@ -26,7 +26,7 @@ PADDED = Exercise(
 The lesson's tiled transpose: blocks of 32 x 8 threads copy a 32 x 32 tile of `a` into shared
 memory by rows and write it out by columns. Reading a **column** of the tile, the 32 lanes of a
 warp hit 32 addresses 32 words apart: all in one bank, a 32-way conflict. Remove the conflicts
-without changing what the kernel computes. (Shapes: 1 x 40 and 35 x 33.)""",
+without changing what the kernel computes. (Shapes: 1 x 40 and 33 x 32.)""",
     skeleton='''\
 from numba import cuda, float32
 
@@ -52,8 +52,9 @@ def transpose_padded(a, out):
     params=("a", "out"),
     hints=("Element `tile[r, c]` sits in bank `(r * width + c) % 32`, `width` being the tile's "
            "row length in words. Which width makes `r * width % 32` different for r = 0..31?",
-           "One extra column: `cuda.shared.array((TILE, TILE + 1), float32)`."),
-    cases=lambda rng, gpu: [_transpose_case(rng, 1, 40), _transpose_case(rng, 35, 33)]
+           "One extra column: `PADDED = TILE + 1` beside TILE, and "
+           "`cuda.shared.array((TILE, PADDED), float32)`."),
+    cases=lambda rng, gpu: [_transpose_case(rng, 1, 40), _transpose_case(rng, 33, 32)]
     + ([_transpose_case(rng, 1001, 999)] if gpu else []),
     trace_case=1, trace_blocks=1,
     checks=(checks.NoBankConflicts(), checks.Coalesced("load"), checks.Coalesced("store")),
@@ -91,17 +92,16 @@ thread `m - 1 - t` (`m` = the block's points; the last block is partial). The sk
 the pairs side by side, `pts[2t], pts[2t + 1]`: a warp's 4-byte accesses are 8 bytes apart,
 two lanes per bank. Choose a layout in which every access of a warp is conflict-free.""",
     skeleton='''\
-import math
-
 from numba import cuda, float32
 
 B = 64
+PAIRS = 2 * B
 
 
 @cuda.jit
 def mirror_distance(points, out):
     """Distance from each point to its mirror in the block, through shared memory."""
-    pts = cuda.shared.array(2 * B, float32)  # x0, y0, x1, y1, ... (change the layout)
+    pts = cuda.shared.array(PAIRS, float32)  # x0, y0, x1, y1, ... (change the layout)
     t = cuda.threadIdx.x
     start = cuda.blockIdx.x * B
     m = min(B, points.shape[0] - start)
@@ -112,7 +112,7 @@ def mirror_distance(points, out):
     if t < m:
         dx = pts[2 * t] - pts[2 * (m - 1 - t)]
         dy = pts[2 * t + 1] - pts[2 * (m - 1 - t) + 1]
-        out[start + t] = math.sqrt(dx * dx + dy * dy)
+        out[start + t] = (dx * dx + dy * dy) ** 0.5
 ''',
     params=("points", "out"),
     hints=("Lane t and lane t + 16 use the same bank when their words are 2 * t apart. Keep "
@@ -199,17 +199,18 @@ ROTATE = Exercise(
 `h x w` float32 matrix (`out` is `w x h`). Like the transpose: blocks of 32 x 8 threads read a
 32 x 32 tile of `a` by rows (coalesced), and write it by rows of `out` (coalesced), reading the
 tile by columns, without bank conflicts. Which tile of `out` does block `(bx, by)` write, when
-`w` is not a multiple of 32? Shapes: 40 x 1 and 35 x 33.""",
+`w` is not a multiple of 32? Shapes: 40 x 1 and 33 x 32.""",
     skeleton='''\
 from numba import cuda, float32
 
 TILE, ROWS = 32, 8
+PADDED = TILE + 1
 
 
 @cuda.jit
 def rotate(a, out):
     """out = np.rot90(a), through a padded shared tile."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -224,9 +225,10 @@ def rotate(a, out):
     hints=("Thread (tx, ty + k) writes `out[i, j]` with `j = by * TILE + tx` (a's row: "
            "neighbouring lanes, neighbouring j) and `i = w - 1 - (bx * TILE + ty + k)`; the "
            "value is `a[j, w - 1 - i]`, which sits at `tile[tx, ty + k]`.",
-           "`for k in range(0, TILE, ROWS): c = cuda.blockIdx.x * TILE + ty + k; j = "
-           "cuda.blockIdx.y * TILE + tx; if c < w and j < h: out[w - 1 - c, j] = tile[tx, ty + k]`."),
-    cases=lambda rng, gpu: [_rotate_case(rng, 40, 1), _rotate_case(rng, 35, 33)]
+           "`j = cuda.blockIdx.y * TILE + tx`; `for k in range(0, TILE, ROWS): c = "
+           "cuda.blockIdx.x * TILE + ty + k; if c < w and j < h: "
+           "out[w - 1 - c, j] = tile[tx, ty + k]`."),
+    cases=lambda rng, gpu: [_rotate_case(rng, 40, 1), _rotate_case(rng, 33, 32)]
     + ([_rotate_case(rng, 1001, 999)] if gpu else []),
     trace_case=1, trace_blocks=1,
     checks=(checks.NoBankConflicts(), checks.Coalesced("load"), checks.Coalesced("store")),

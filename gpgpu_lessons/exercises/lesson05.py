@@ -1,4 +1,4 @@
-"""Exercises of lesson 05 (atomics vs reduction): counting, shuffles, histograms, a dot, compaction."""
+"""Exercises of lesson 05 (atomics vs reduction): counts, shuffles, histogram, dot, compaction."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,7 +51,9 @@ def _warp_sums_case(rng, n, block=BLOCK):
     padded = np.zeros(warps * 32, np.float64)
     padded[:n] = x
 
-    def verify(got, expected=padded.reshape(-1, 32).sum(axis=1)):
+    expected = padded.reshape(-1, 32).sum(axis=1)
+
+    def verify(got):
         sums = got["sums"].astype(np.float64)
         wrong = ~np.isclose(sums, expected, rtol=1e-5, atol=1e-5)
         if not wrong.any():

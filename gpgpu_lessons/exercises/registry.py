@@ -48,8 +48,9 @@ class Exercise:
     `kind` is "kernel" (the student completes a @cuda.jit kernel that the grader launches on
     `cases`) or "function" (a plain Python function, graded by `check_function`). `checks` are
     tracer checks (exercises.checks) that a kernel with the right values must also pass;
-    `trace_case` picks the case that is traced, `trace_blocks` how many of its blocks. `performance`, on a GPU, builds a large case
-    that is timed against the copy ceiling and the reference solution.
+    `trace_case` picks the case that is traced, `trace_blocks` how many of its blocks.
+    `performance`, on a GPU, builds a large case that is timed against the copy ceiling and the
+    reference solution.
     """
 
     id: str

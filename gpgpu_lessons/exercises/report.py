@@ -1,4 +1,4 @@
-"""The grader's answer: a verdict line, the findings in plain words, and a picture where it helps."""
+"""The grader's answer: a verdict line, findings in plain words, and a picture where it helps."""
 from __future__ import annotations
 
 import base64

@@ -49,7 +49,7 @@ class Line:
 
 @dataclass(frozen=True)
 class Hazard:
-    """A race, a barrier reached by part of a block, an uninitialised read or an out-of-bounds index."""
+    """A race, a barrier reached by part of a block, an uninitialised read, an index outside."""
 
     kind: str                # "RAW", "WAR", "WAW", "barrier", "uninitialised", "out of bounds"
     space: str = ""
@@ -111,11 +111,11 @@ def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
     `blocks` samples blocks (see trace_kernel). Errors of the kernel itself propagate as they are.
     """
     trace_kernel = _tracer()
-    from ..trace import UnsupportedError
+    from ..trace import TraceError
 
     try:
         result = trace_kernel(kernel, grid, block, *args, blocks=blocks)
-    except UnsupportedError as error:
+    except TraceError as error:
         raise Unavailable(f"the tracer cannot trace this kernel ({error})") from None
     traced = len(_get(result, "blocks", []) or [])
     total = int(np.prod(_get(result, "grid", (1,)) or (1,)))
@@ -124,7 +124,7 @@ def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
     for row in _get(result, "lines", []) or []:
         line = int(_get(row, "line"))
         requests = int(_get(row, "requests", 0) or 0)
-        per = (lambda total: float(total or 0) / requests if requests else 0.0)
+        per_request = 1 / requests if requests else 0.0
         observation.lines.append(Line(
             line=line, space=str(_get(row, "space", "")), op=str(_get(row, "op", "")),
             requests=requests,
@@ -132,15 +132,16 @@ def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
             ideal_sectors=float(_get(row, "ideal_sectors", 0) or 0),
             wavefronts=float(_get(row, "wavefronts", 0) or 0),
             ideal_wavefronts=float(_get(row, "ideal_wavefronts", 0) or 0),
-            distinct=per(_get(row, "addresses", 0)),
-            same_address=per(_get(row, "contention", 0)),
+            distinct=float(_get(row, "addresses", 0) or 0) * per_request,
+            same_address=float(_get(row, "contention", 0) or 0) * per_request,
             text=str(_get(row, "source", "") or "") or source_line(kernel, line)))
     for hazard in _get(result, "hazards", []) or []:
         kind = str(_get(hazard, "kind", ""))
         observation.hazards.append(Hazard(
             kind="out of bounds" if kind == "out-of-bounds" else kind,
             space=str(_get(hazard, "space", "")),
-            lines=tuple(_get(hazard, "lines", ()) or ()), block=tuple(_get(hazard, "block", ()) or ()),
+            lines=tuple(_get(hazard, "lines", ()) or ()),
+            block=tuple(_get(hazard, "block", ()) or ()),
             threads=tuple(_get(hazard, "threads", ()) or ()),
             detail=str(_get(hazard, "message", "") or "")))
     return observation

@@ -21,7 +21,7 @@ def difference(a, out):
 
 @cuda.jit
 def partial_sums(x, partials):
-    """partials[t] = the sum of x[t], x[t + threads], ...: neighbouring lanes, neighbouring elements."""
+    """partials[t] = x[t] + x[t + threads] + ...: neighbouring lanes read neighbouring elements."""
     t = cuda.grid(1)
     threads = cuda.gridsize(1)
     acc = 0.0

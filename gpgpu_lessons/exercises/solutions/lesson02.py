@@ -2,7 +2,9 @@
 from numba import cuda, float32, int32
 
 B = 64
+WIDE = B + 2
 TILE = 8
+CELLS = TILE * TILE
 HALO = TILE + 2
 
 
@@ -23,7 +25,7 @@ def block_reverse(a, out):
 @cuda.jit
 def smooth(a, out):
     """3-point average with clamped ends, through a shared tile with a halo."""
-    tile = cuda.shared.array(B + 2, float32)
+    tile = cuda.shared.array(WIDE, float32)
     t = cuda.threadIdx.x
     start = cuda.blockIdx.x * B
     i = start + t
@@ -43,7 +45,7 @@ def smooth(a, out):
 @cuda.jit
 def mosaic(image, out):
     """Each TILE x TILE tile painted with its mean, summed by a tree in shared memory."""
-    total = cuda.shared.array(TILE * TILE, float32)
+    total = cuda.shared.array(CELLS, float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x, y = cuda.grid(2)
     h, w = image.shape
@@ -51,7 +53,7 @@ def mosaic(image, out):
     inside = y < h and x < w
     total[tid] = image[y, x] if inside else 0
     cuda.syncthreads()
-    step = TILE * TILE // 2
+    step = CELLS // 2
     while step > 0:
         if tid < step:
             total[tid] += total[tid + step]
@@ -106,7 +108,8 @@ def block_scan(a, out):
 
 REFERENCES = {"02.1": block_reverse, "02.2": smooth, "02.3": mosaic, "02.4": box_blur,
               "02.5": block_scan}
-SHOWN_WITH = {"02.1": ["B = 64"], "02.2": ["B = 64"], "02.3": ["TILE = 8"],
+SHOWN_WITH = {"02.1": ["B = 64"], "02.2": ["B = 64\nWIDE = B + 2"],
+              "02.3": ["TILE = 8\nCELLS = TILE * TILE"],
               "02.4": ["TILE = 8", "HALO = TILE + 2"], "02.5": ["B = 64"]}
 
 SIGNATURES = {

@@ -4,6 +4,7 @@ import math
 from numba import cuda, float32
 
 TILE, ROWS = 32, 8
+PADDED = TILE + 1  # one extra column: a tile column spreads over all 32 banks
 B = 64
 T = 8
 
@@ -11,7 +12,7 @@ T = 8
 @cuda.jit
 def transpose_padded(a, out):
     """out = a.T through a padded shared tile: one extra column, no bank conflicts."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -64,7 +65,7 @@ def block_sums(a, sums):
 @cuda.jit
 def rotate(a, out):
     """out = np.rot90(a), through a padded shared tile."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -102,8 +103,9 @@ def matmul(a, b, c):
 
 REFERENCES = {"03.1": transpose_padded, "03.2": mirror_distance, "03.3": block_sums,
               "03.4": rotate, "03.5": matmul}
-SHOWN_WITH = {"03.1": ["TILE, ROWS = 32, 8"], "03.2": ["B = 64"], "03.3": ["B = 64"],
-              "03.4": ["TILE, ROWS = 32, 8"], "03.5": ["T = 8"]}
+SHOWN_WITH = {"03.1": ["TILE, ROWS = 32, 8\nPADDED = TILE + 1"], "03.2": ["B = 64"],
+              "03.3": ["B = 64"], "03.4": ["TILE, ROWS = 32, 8\nPADDED = TILE + 1"],
+              "03.5": ["T = 8"]}
 
 _MATRIX = "void(float32[:, ::1], float32[:, ::1])"
 SIGNATURES = {
