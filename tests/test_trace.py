@@ -466,6 +466,16 @@ def test_blocks_samples_the_grid():
         trace_kernel(copy, 8, 32, a, b, blocks=[8])
 
 
+def test_a_huge_trace_stops_at_a_block_boundary_with_a_warning(monkeypatch):
+    from gpgpu_lessons.trace import record
+
+    monkeypatch.setattr(record, "MAX_RECORDS", 10)
+    a, b = np.arange(4 * 32, dtype=np.float32), np.zeros(4 * 32, np.float32)
+    with pytest.warns(UserWarning, match="stops after 1 of 4 blocks"):
+        trace = trace_kernel(copy, 4, 32, a, b)
+    assert trace.blocks == [(0, 0, 0)] and "(1 of 4 blocks)" in trace.summary()
+
+
 def test_summary_html_and_picture():
     trace = trace_kernel(column_read, 1, (TILE, ROWS), np.zeros((TILE, TILE), np.float32))
     line = line_of(column_read, "= tile[x, y + j]")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,8 @@ import numpy as np
 from .arrays import BLOCK, GLOBAL, Tracer
 from .fakecuda import fake_module_class
 from .swap import Substitutions, python_function
+
+MAX_RECORDS = 4_000_000     # about 1 GB of records: blocks past it are not traced (a warning)
 
 
 @dataclass
@@ -114,6 +117,12 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
     with simkernel._push_kernel_context(module), swapped_cuda_module(fn, module), \
             Substitutions(tracer, fn):
         for index, point in enumerate(points):
+            if len(tracer.records) > MAX_RECORDS:
+                warnings.warn(f"{fn.__name__}: the trace stops after {index} of {len(points)} "
+                              f"blocks ({len(tracer.records)} accesses recorded); pass blocks= "
+                              "to trace a sample of the grid", stacklevel=3)
+                points = points[:index]
+                break
             tracer.block_point = point
             tracer.records.append((index, -1, BLOCK, point, None, 0, 0, None))
             simkernel.BlockManager(fn, grid, block, False).run(point, *fake_args)
