@@ -1,99 +1,351 @@
-"""Lesson 04 kernels: every filter variant and the lookup table against float64 NumPy, borders included."""
+"""Lesson 04: every filter kernel and the lookup tables against NumPy, borders included, plus the
+regressions of issue 13 (kept launches, in-place out=, tall images, failed calls)."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons.kernels import filters
-from gpgpu_lessons.kernels.filters import Tile
+from gpgpu_lessons import launch
+from gpgpu_lessons.l04_constant_memory import checks, fast, filters, ptx, reference, textbook
+from gpgpu_lessons.l04_constant_memory.fast import Tile
 
-VARIANTS = [(source, tiled) for tiled in (False, True) for source in filters.SOURCES]
-# A small tile (16 threads, 16 x 8 outputs per block) gives the simulator few threads and the tests many
-# blocks: border blocks (clamped) and interior ones (the fast path) on small images.
+# A small tile (16 threads, 8 x 16 outputs per block) gives the simulator few threads and the
+# tests many blocks: border blocks (clamped) and interior ones (the fast path) on small images.
 SMALL_TILE = Tile(threads_x=8, threads_y=2, rows=4, cols=2)
+SHAPES = {"one row": (1, 37), "one column": (37, 1), "rectangular": (13, 35), "primes": (7, 11)}
 
 
-def _random_filter(rng, ky, kx):
+def random_filter(rng, ky, kx):
     return rng.standard_normal((ky, kx)).astype(np.float32)
 
 
-def _run_poisoned(image, weights, **kwargs):
-    """Filter into an output filled with NaN first, so a pixel the kernel never writes is caught."""
+def poisoned_run(wrapper, image, *args, **kwargs):
+    """Run a wrapper on device arrays into an output of NaN (a pixel never written shows)."""
     out = cuda.to_device(np.full(image.shape, np.nan, dtype=np.float32))
-    result = filters.filter2d(cuda.to_device(image), weights, out=out, **kwargs)
-    assert result is out
+    assert wrapper(cuda.to_device(image), *args, out=out, **kwargs) is out
     return out.copy_to_host()
 
 
-def _assert_matches(got, image, weights):
-    expected = filters.reference(image, weights)
+def assert_filtered(got, image, weights):
     assert not np.isnan(got).any(), "some output pixels were never written"
-    np.testing.assert_allclose(got, expected, rtol=0, atol=filters.tolerance(image, weights))
+    np.testing.assert_allclose(got, reference.reference(image, weights), rtol=0,
+                               atol=reference.tolerance(image, weights))
 
 
-CASES = {
-    "one row": ((1, 37), (3, 3)),          # every vertical tap clamps to the one row
-    "one column": ((37, 1), (5, 5)),
-    "rectangular": ((13, 35), (3, 7)),     # image not a multiple of any block
-    "blocks": ((29, 41), (5, 5)),          # the homework's 5x5 over several blocks, interior ones included
-    "wide filter": ((20, 9), (9, 9)),      # a filter wider than the image
-}
+def image_of(rng, shape, dtype=np.float32):
+    if dtype == np.uint8:
+        return rng.integers(1, 256, size=shape, dtype=np.uint8)
+    return rng.random(shape, dtype=np.float32) + 0.5
 
 
-@pytest.mark.parametrize("source, tiled, case", [
-    (source, tiled, case) for source, tiled in VARIANTS for case in CASES
-    if source != "frozen" or case in ("rectangular", "blocks")])   # frozen: the constant kernel's twin
-def test_every_variant_matches_reference(rng, source, tiled, case):
-    shape, filter_shape = CASES[case]
-    image = rng.random(shape, dtype=np.float32) + 0.5
-    weights = _random_filter(rng, *filter_shape)
-    tile = SMALL_TILE if tiled else False
-    _assert_matches(_run_poisoned(image, weights, source=source, tiled=tile), image, weights)
+# ---- textbook kernels ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+@pytest.mark.parametrize("memory, name", [("global", None), ("constant", "LAPLACIAN"),
+                                          ("constant", "BOX_BLUR"), ("constant", "GAUSSIAN_5"),
+                                          ("frozen", "GAUSSIAN_5")])
+def test_textbook_filter_matches_numpy(rng, memory, name, shape):
+    image = image_of(rng, shape)
+    weights = random_filter(rng, 3, 5) if name is None else filters.NAMED[name]
+    got = poisoned_run(textbook.filter2d, image, weights, memory=memory, block=(8, 4))
+    assert_filtered(got, image, weights)
 
 
-@pytest.mark.parametrize("source, shape", [("constant", (70, 37)), ("global", (9, 40)), ("frozen", (9, 40))])
-def test_default_tile(rng, source, shape):
-    """The notebook's tile (tiled=True): several tiles in y for the constant filter, one for the others."""
-    image = rng.random(shape, dtype=np.float32) + 0.5
-    weights = _random_filter(rng, 5, 5)
-    _assert_matches(_run_poisoned(image, weights, source=source, tiled=True), image, weights)
+@pytest.mark.parametrize("filter_shape", [(1, 1), (3, 7), (9, 9)])   # 9x9: wider than the image
+def test_textbook_global_filter_of_any_odd_shape(rng, filter_shape):
+    image = image_of(rng, (6, 8))
+    weights = random_filter(rng, *filter_shape)
+    assert_filtered(poisoned_run(textbook.filter2d, image, weights), image, weights)
 
 
-@settings(max_examples=6, deadline=None)
-@given(h=st.integers(1, 40), w=st.integers(1, 40), ry=st.integers(0, 3), rx=st.integers(0, 3),
+@pytest.mark.parametrize("shape", [(1, 37), (37, 1), (29, 41)],
+                         ids=["one row", "one column", "blocks"])
+def test_textbook_tiled_filter_matches_numpy(rng, shape):
+    image = image_of(rng, shape)
+    got = poisoned_run(textbook.filter2d_tiled, image, filters.GAUSSIAN_5)
+    assert_filtered(got, image, filters.GAUSSIAN_5)
+
+
+@pytest.mark.parametrize("wrapper, kwargs", [(textbook.filter2d, {"memory": "global"}),
+                                             (textbook.filter2d, {"memory": "constant"}),
+                                             (textbook.filter2d_tiled, {}),
+                                             (fast.filter2d, {"tile": SMALL_TILE})])
+def test_uint8_image_gives_float32(rng, wrapper, kwargs):
+    image = image_of(rng, (11, 19), np.uint8)
+    got = wrapper(image, filters.GAUSSIAN_5, **kwargs)
+    assert got.dtype == np.float32 and got.shape == image.shape and isinstance(got, np.ndarray)
+    assert_filtered(got, image, filters.GAUSSIAN_5)
+
+
+@pytest.mark.parametrize("block", [(32, 1), (8, 8), (1, 32), 16])
+def test_block_shapes_of_the_homework_sweep(rng, block):
+    image = image_of(rng, (19, 23))
+    got = poisoned_run(textbook.filter2d, image, filters.GAUSSIAN_5, memory="constant", block=block)
+    assert_filtered(got, image, filters.GAUSSIAN_5)
+
+
+@pytest.mark.parametrize("memory", ["global", "constant"])
+@pytest.mark.parametrize("shape", [(21, 45), (1, 33), (33, 1)])
+def test_lookup_table(rng, memory, shape):
+    image = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    table = filters.TONE_CURVE if memory == "constant" else rng.random(256, dtype=np.float32) + 1
+    out = cuda.to_device(np.full(shape, np.nan, dtype=np.float32))
+    textbook.lookup(cuda.to_device(image), table, memory=memory, out=out)
+    np.testing.assert_array_equal(out.copy_to_host(), table[image])
+
+
+# ---- fast kernels ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("memory", fast.MEMORIES)
+@pytest.mark.parametrize("shape", [*SHAPES.values(), (29, 41)], ids=[*SHAPES.keys(), "blocks"])
+def test_fast_filter_matches_numpy(rng, memory, shape):
+    image = image_of(rng, shape)
+    weights = random_filter(rng, 5, 3)
+    assert_filtered(poisoned_run(fast.filter2d, image, weights, memory=memory, tile=SMALL_TILE),
+                    image, weights)
+
+
+@pytest.mark.parametrize("memory", fast.MEMORIES)
+def test_fast_filter_with_the_tuned_tile(rng, memory):
+    """The notebook's kernel (TILE, GAUSSIAN_5): one block of 128 threads, 32 outputs each."""
+    image = image_of(rng, (9, 40))
+    got = poisoned_run(fast.filter2d, image, filters.GAUSSIAN_5, memory=memory)
+    assert_filtered(got, image, filters.GAUSSIAN_5)
+
+
+@settings(max_examples=5, deadline=None)
+@given(h=st.integers(1, 24), w=st.integers(1, 24), ry=st.integers(0, 3), rx=st.integers(0, 3),
        tile=st.builds(Tile, st.sampled_from([1, 4, 8]), st.integers(1, 3), st.integers(1, 5),
                       st.integers(1, 2), st.booleans()),
        seed=st.integers(0, 2**16))
-def test_any_odd_filter_any_shape_any_tile(h, w, ry, rx, tile, seed):
+def test_fast_filter_any_odd_filter_any_shape_any_tile(h, w, ry, rx, tile, seed):
     rng = np.random.default_rng(seed)
     image = rng.random((h, w), dtype=np.float32)
-    weights = _random_filter(rng, 2 * ry + 1, 2 * rx + 1)
-    _assert_matches(_run_poisoned(image, weights, source="constant", tiled=tile), image, weights)
+    weights = random_filter(rng, 2 * ry + 1, 2 * rx + 1)
+    assert_filtered(poisoned_run(fast.filter2d, image, weights, tile=tile), image, weights)
 
 
-@pytest.mark.parametrize("source, tiled", [("global", False), ("constant", SMALL_TILE)])
-def test_uint8_input_gives_float32_output(rng, source, tiled):
-    image = rng.integers(1, 256, size=(17, 29), dtype=np.uint8)
-    got = filters.filter2d(image, filters.LAPLACIAN, source=source, tiled=tiled)
-    assert got.dtype == np.float32 and got.shape == image.shape
-    _assert_matches(got, image, filters.LAPLACIAN)
+def test_the_module_constants_are_those_of_the_tuned_tile_and_filter():
+    expected = fast.constants(fast.TILE, fast.WEIGHTS.shape)
+    assert {name: getattr(fast, name) for name in expected} == expected
+    assert fast.tiled_kernel(filters.GAUSSIAN_5) is fast.filter_tiled
+    assert textbook.HALO_TILE == textbook.TILE + 2 * textbook.RADIUS
+    assert filters.GAUSSIAN_5.shape == (2 * textbook.RADIUS + 1,) * 2
 
 
-@pytest.mark.parametrize("threads", [(32, 1), (8, 8), (1, 32)])
-def test_block_shapes_of_the_homework_sweep(rng, threads):
-    image = rng.random((19, 23), dtype=np.float32)
-    weights = filters.gaussian(5, 1.0)
-    _assert_matches(_run_poisoned(image, weights, source="constant", threads=threads), image, weights)
+def test_every_fast_instance_has_its_own_name_and_is_compiled_once(rng):
+    weights = random_filter(rng, 3, 3)
+    constant = fast.tiled_kernel(weights, tile=SMALL_TILE)
+    assert fast.tiled_kernel(weights.copy(), tile=SMALL_TILE) is constant
+    assert fast.tiled_kernel(weights.astype(np.float64), tile=SMALL_TILE) is constant
+    others = [fast.tiled_kernel(weights + 1, tile=SMALL_TILE),
+              fast.tiled_kernel(weights, memory="global", tile=SMALL_TILE),
+              fast.tiled_kernel(weights, tile=SMALL_TILE._replace(fast_interior=False)),
+              fast.tiled_kernel(weights, tile=SMALL_TILE._replace(rows=3))]
+    names = [(getattr(k, "py_func", None) or k.fn).__name__ for k in [constant, *others]]
+    assert len(set(names)) == len(names), names
+    assert names[0].startswith("filter_tiled_constant_3x3_8x2_r4c2_")
+    assert fast.tiled_kernel(weights + 1, memory="global", tile=SMALL_TILE) is others[1]
 
 
-def test_named_filters():
+def test_editing_the_host_filter_after_compiling_gives_a_new_kernel(rng):
+    image = image_of(rng, (9, 11))
+    weights = random_filter(rng, 3, 3)
+    fast.filter2d(image, weights, tile=SMALL_TILE)
+    weights[1, 1] += 10                  # the compiled kernel holds a copy of the old bytes
+    assert_filtered(fast.filter2d(image, weights, tile=SMALL_TILE), image, weights)
+
+
+def test_tuning_space_holds_the_chosen_tile_and_builds_launches():
+    space, chosen = fast.TUNING["space"], fast.TUNING["chosen"]
+    assert all(chosen[name] in values for name, values in space.items())
+    assert fast.Tile(32, **chosen) == fast.TILE
+    prepared, nbytes = fast.TUNING["case"](**chosen)
+    assert isinstance(prepared, launch.Launch) and nbytes == 2 * prepared.out.size * 4
+    with pytest.raises(ValueError, match="48 KiB"):    # the tuning tool skips what a kernel refuses
+        fast.TUNING["case"](threads_y=8, rows=32, cols=4)
+
+
+# ---- issue 13's regressions ------------------------------------------------------------------
+
+WRAPPERS = {
+    "textbook global": (textbook.filter2d, {"memory": "global", "block": (8, 8)}),
+    "textbook constant": (textbook.filter2d, {"memory": "constant", "block": (8, 8)}),
+    "textbook tiled": (textbook.filter2d_tiled, {}),
+    "fast": (fast.filter2d, {"tile": SMALL_TILE}),
+}
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_launches_prepared_for_other_shapes_keep_their_own_grid(rng, name):
+    """A launch prepared for 18x18 after one for 8x8 covers 18x18 (the simulator's kept launch)."""
+    wrapper, kwargs = WRAPPERS[name]
+    images = [image_of(rng, shape) for shape in ((8, 8), (18, 18), (2, 33), (33, 2))]
+    outs = [cuda.to_device(np.full(i.shape, np.nan, dtype=np.float32)) for i in images]
+    prepared = [wrapper.prepare(cuda.to_device(i), filters.GAUSSIAN_5, out=o, **kwargs)
+                for i, o in zip(images, outs)]
+    for run in prepared[::-1]:
+        run()
+    for image, out in zip(images, outs):
+        assert_filtered(out.copy_to_host(), image, filters.GAUSSIAN_5)
+    for image in images[2:0:-1]:                        # plain calls, interleaved
+        assert_filtered(wrapper(image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5)
+
+
+def test_lookup_prepared_for_other_shapes_keeps_its_own_grid(rng):
+    images = [rng.integers(0, 256, size=s, dtype=np.uint8) for s in ((8, 8), (2, 40), (40, 2))]
+    outs = [cuda.device_array(i.shape, np.float32) for i in images]
+    prepared = [textbook.lookup.prepare(cuda.to_device(i), filters.TONE_CURVE, out=o, block=(8, 8))
+                for i, o in zip(images, outs)]
+    for run in prepared[::-1]:
+        run()
+    for image, out in zip(images, outs):
+        np.testing.assert_array_equal(out.copy_to_host(), filters.TONE_CURVE[image])
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_out_aliasing_the_image_is_refused(rng, name):
+    wrapper, kwargs = WRAPPERS[name]
+    image = cuda.to_device(image_of(rng, (6, 10)))
+    with pytest.raises(ValueError, match="shares memory with an input"):
+        wrapper(image, filters.GAUSSIAN_5, out=image, **kwargs)
+    with pytest.raises(ValueError, match="shares memory with an input"):
+        wrapper(image[1:], filters.GAUSSIAN_5, out=image[:-1], **kwargs)
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_host_image_as_its_own_out_is_filtered_correctly(rng, name):
+    """A NumPy out= is filled from a separate device copy, so a host image may be its own out."""
+    wrapper, kwargs = WRAPPERS[name]
+    image = image_of(rng, (6, 10))
+    original = image.copy()
+    assert wrapper(image, filters.GAUSSIAN_5, out=image, **kwargs) is image
+    assert_filtered(image, original, filters.GAUSSIAN_5)
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_tall_and_wide_images_run_in_bands_that_fit_the_grid(rng, monkeypatch, name):
+    """On a GPU an N x 1 image needs more than 65535 blocks along y: the wrappers launch bands."""
+    wrapper, kwargs = WRAPPERS[name]
+    monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
+    for shape in ((70, 1), (1, 70)):
+        image = image_of(rng, shape)
+        prepared = wrapper.prepare(image, filters.GAUSSIAN_5, **kwargs)
+        assert all(step.grid[1] <= 2 for step in prepared.steps)
+        assert len(prepared.steps) > 1 or shape[0] == 1
+        assert_filtered(poisoned_run(wrapper, image, filters.GAUSSIAN_5, **kwargs), image,
+                        filters.GAUSSIAN_5)
+
+
+def test_tall_lookup_runs_in_bands(rng, monkeypatch):
+    monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
+    image = rng.integers(0, 256, size=(70, 1), dtype=np.uint8)
+    assert len(textbook.lookup.prepare(image, filters.TONE_CURVE, block=(1, 8)).steps) == 5
+    np.testing.assert_array_equal(textbook.lookup(image, filters.TONE_CURVE, memory="constant",
+                                                  block=(1, 8)), filters.TONE_CURVE[image])
+
+
+@pytest.mark.parametrize("name", WRAPPERS)
+def test_a_failed_call_leaves_nothing_behind(rng, name):
+    wrapper, kwargs = WRAPPERS[name]
+    image = image_of(rng, (7, 9))
+    with pytest.raises(ValueError, match="must have shape"):
+        wrapper(image, filters.GAUSSIAN_5, out=np.zeros((9, 7), np.float32), **kwargs)
+    with pytest.raises(ValueError, match="sides must be odd"):
+        wrapper(image, np.ones((2, 2), np.float32), **kwargs)
+    assert_filtered(wrapper(image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5)
+
+
+# ---- bad input gets a clear error ------------------------------------------------------------
+
+GOOD = np.ones((8, 8), np.float32)
+THREE = np.ones((3, 3), np.float32)
+
+
+@pytest.mark.parametrize("image, weights, kwargs, error, message", [
+    (GOOD, [[1.0]], {}, TypeError, r"np\.asarray\(weights, dtype=np\.float32\)"),
+    (GOOD, np.ones((4, 4), np.float32), {}, ValueError, "sides must be odd"),
+    (GOOD, np.ones((3, 2), np.float32), {}, ValueError, "sides must be odd"),
+    (GOOD, np.ones((3, 3), np.int32), {}, TypeError, "dtype int32"),
+    (GOOD, np.ones(3, np.float32), {}, ValueError, "2-D filter"),
+    (np.ones((8, 8), np.float64), THREE, {}, TypeError, "dtype float64"),
+    (np.ones((8, 8), np.int16), THREE, {}, TypeError, "dtype int16"),
+    (np.ones(8, np.float32), THREE, {}, ValueError, "must be 2-D"),
+    (np.ones((2, 8, 8), np.float32), THREE, {}, ValueError, "must be 2-D"),
+    (np.ones((8, 8), np.float32)[:, ::2], THREE, {}, ValueError, "C-contiguous"),
+    (np.ones((0, 8), np.float32), THREE, {}, ValueError, "empty"),
+    (GOOD, THREE, {"memory": "texture"}, ValueError, "memory must be one of"),
+    (GOOD, THREE, {"block": (64, 32)}, ValueError, "at most 1024"),
+    (GOOD, THREE, {"block": (8, 8, 2)}, ValueError, r"\(x, y\) pair"),
+    (GOOD, THREE, {"block": 0}, ValueError, "integer >= 1"),
+    (GOOD, THREE, {"memory": "constant"}, ValueError, "only for LAPLACIAN or BOX_BLUR or GAUSSIAN"),
+    (GOOD, THREE, {"memory": "frozen"}, ValueError, r"fast\.filter2d\(image, weights\)"),
+    (GOOD, np.ones((129, 129), np.float32), {"memory": "constant"}, ValueError, "64 KiB"),
+])
+def test_bad_textbook_filter_input_is_named(image, weights, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        textbook.filter2d(image, weights, **kwargs)
+
+
+def test_the_textbook_tiled_kernel_refuses_other_filters():
+    with pytest.raises(ValueError, match=r"GAUSSIAN_5 compiled in.*fast\.filter2d"):
+        textbook.filter2d_tiled(GOOD, filters.LAPLACIAN)
+
+
+@pytest.mark.parametrize("weights, kwargs, error, message", [
+    ([[1.0]], {}, TypeError, r"np\.asarray\(weights"),
+    (THREE, {"memory": "frozen"}, ValueError, "memory must be one of"),
+    (np.ones((129, 129), np.float32), {}, ValueError, "64 KiB"),
+    (np.ones((81, 81), np.float32), {"memory": "global"}, ValueError, "48 KiB"),
+    (THREE, {"tile": (32, 4, 8, 4)}, TypeError, r"fast\.Tile"),
+    (THREE, {"tile": Tile(32, 8, 0)}, ValueError, "tile.rows must be an integer >= 1"),
+    (THREE, {"tile": Tile(64, 32)}, ValueError, "at most 1024"),
+])
+def test_bad_fast_filter_input_is_named(weights, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        fast.filter2d(GOOD, weights, **kwargs)
+
+
+def test_largest_constant_filter_is_accepted():
+    weights = np.ones((127, 127), np.float32)          # 64,516 bytes: fits in 64 KiB
+    assert checks.weights(weights, constant=True).nbytes == 127 * 127 * 4
+
+
+@pytest.mark.parametrize("image, table, kwargs, error, message", [
+    (np.ones((4, 4), np.uint8), np.ones(255, np.float32), {}, ValueError, "256 entries"),
+    (np.ones((4, 4), np.uint8), np.ones(256, np.float64), {}, ValueError, "float32"),
+    (np.ones((4, 4), np.uint8), list(range(256)), {}, TypeError, r"np\.asarray\(table"),
+    (np.ones((4, 4), np.float32), np.ones(256, np.float32), {}, TypeError, "dtype float32"),
+    (np.ones((4, 4), np.uint8), np.ones(256, np.float32), {"memory": "frozen"}, ValueError,
+     "memory must be one of"),
+    (np.ones((4, 4), np.uint8), np.ones(256, np.float32), {"memory": "constant"}, ValueError,
+     "only for TONE_CURVE"),
+])
+def test_bad_lookup_input_is_named(image, table, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        textbook.lookup(image, table, **kwargs)
+
+
+# ---- filters, reference, PTX -----------------------------------------------------------------
+
+def test_named_filters_are_read_only_float32():
     assert filters.LAPLACIAN.sum() == 0 and filters.LAPLACIAN[1, 1] == -4
     np.testing.assert_allclose(filters.BOX_BLUR.sum(), 1, rtol=1e-6)
-    g = filters.gaussian(5, 1.0)
+    g = filters.GAUSSIAN_5
     assert g.shape == (5, 5) and g.dtype == np.float32 and g[2, 2] == g.max()
     np.testing.assert_allclose(g.sum(), 1, rtol=1e-6)
     np.testing.assert_allclose(g, g.T)
-    with pytest.raises(ValueError, match="odd size"):
+    assert filters.TONE_CURVE.shape == (256,) and filters.TONE_CURVE.dtype == np.float32
+    for named in (*filters.NAMED.values(), filters.TONE_CURVE):
+        with pytest.raises(ValueError, match="read-only"):
+            named[0] = 1
+    with pytest.raises(ValueError, match="odd integer size"):
         filters.gaussian(4)
 
 
@@ -101,110 +353,75 @@ def test_reference_is_clamp_to_edge():
     image = np.arange(12, dtype=np.float32).reshape(3, 4)
     shift_right = np.zeros((1, 3), dtype=np.float32)
     shift_right[0, 0] = 1                              # out[y, x] = image[y, clamp(x - 1)]
-    np.testing.assert_array_equal(filters.reference(image, shift_right)[:, 0], image[:, 0])
-    np.testing.assert_array_equal(filters.reference(image, shift_right)[:, 1:], image[:, :-1])
+    np.testing.assert_array_equal(reference.reference(image, shift_right)[:, 0], image[:, 0])
+    np.testing.assert_array_equal(reference.reference(image, shift_right)[:, 1:], image[:, :-1])
 
 
-def test_constant_kernels_are_cached_by_the_filters_bytes(rng):
-    weights = _random_filter(rng, 3, 3)
-    first = filters.kernel_for(weights, source="constant")
-    assert filters.kernel_for(weights.copy(), source="constant") is first
-    assert filters.kernel_for(weights.astype(np.float64), source="constant") is first
-    assert filters.kernel_for(weights + 1, source="constant") is not first
-    assert filters.kernel_for(weights, source="frozen") is not first
-    assert filters.kernel_for(weights, source="global") is filters.kernel_for(weights + 1, source="global")
+def _is_kernel(value) -> bool:
+    """A @cuda.jit kernel (not a device function), on a GPU or in the simulator."""
+    if type(value).__name__ == "FakeCUDAKernel":
+        return not value._device
+    return type(value).__name__ == "CUDADispatcher" and not value.targetoptions.get("device")
 
 
-def test_changing_the_host_filter_after_compiling_gives_a_new_kernel(rng):
-    image = rng.random((9, 11), dtype=np.float32)
-    weights = _random_filter(rng, 3, 3)
-    filters.filter2d(image, weights, source="frozen")
-    weights[1, 1] += 10                                # a frozen kernel holds its own copy of the old bytes
-    _assert_matches(filters.filter2d(image, weights, source="frozen"), image, weights)
-
-
-@pytest.mark.parametrize("source", ["global", "constant"])
-def test_lookup_table(rng, source):
-    image = rng.integers(0, 256, size=(21, 45), dtype=np.uint8)
-    table = rng.random(256, dtype=np.float32) + 1
-    out = cuda.to_device(np.full(image.shape, np.nan, dtype=np.float32))
-    filters.lookup(cuda.to_device(image), table, source=source, out=out)
-    np.testing.assert_array_equal(out.copy_to_host(), table[image])
-
-
-@pytest.mark.parametrize("image, weights, kwargs, error, message", [
-    (np.ones((8, 8), np.float32), np.ones((4, 4), np.float32), {}, ValueError, "sides must be odd"),
-    (np.ones((8, 8), np.float32), np.ones((3, 2), np.float32), {}, ValueError, "sides must be odd"),
-    (np.ones((8, 8), np.float32), np.ones((129, 129), np.float32), {"source": "constant"}, ValueError, "64 KiB"),
-    (np.ones((8, 8), np.float32), np.ones((129, 129), np.float32), {"source": "frozen"}, ValueError, "64 KiB"),
-    (np.ones((8, 8), np.float32), np.ones((81, 81), np.float32), {"tiled": True}, ValueError, "48 KiB"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.float32), {"tiled": "yes"}, TypeError, "filters.Tile"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.float32), {"tiled": Tile(32, 8, 0)}, ValueError, ">= 1"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.float32), {"tiled": Tile(64, 32)}, ValueError, "at most 1024"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.int32), {}, TypeError, "dtype int32"),
-    (np.ones((8, 8), np.float32), np.ones(3, np.float32), {}, ValueError, "2-D filter"),
-    (np.ones((8, 8), np.float32), [[1.0]], {}, TypeError, "NumPy array"),
-    (np.ones((8, 8), np.float64), np.ones((3, 3), np.float32), {}, TypeError, "dtype float64"),
-    (np.ones((8, 8), np.int16), np.ones((3, 3), np.float32), {}, TypeError, "dtype int16"),
-    (np.ones(8, np.float32), np.ones((3, 3), np.float32), {}, ValueError, "must be 2-D"),
-    (np.ones((2, 8, 8), np.float32), np.ones((3, 3), np.float32), {}, ValueError, "must be 2-D"),
-    (np.ones((8, 8), np.float32)[:, ::2], np.ones((3, 3), np.float32), {}, ValueError, "C-contiguous"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.float32), {"source": "texture"}, ValueError, "source must be"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.float32), {"threads": (64, 32)}, ValueError, "at most 1024"),
-    (np.ones((8, 8), np.float32), np.ones((3, 3), np.float32), {"threads": 256}, ValueError, r"\(x, y\) block"),
-])
-def test_bad_filter_input_is_named(image, weights, kwargs, error, message):
-    with pytest.raises(error, match=message):
-        filters.filter2d(image, weights, **kwargs)
-
-
-def test_largest_constant_filter_is_accepted():
-    weights = np.ones((127, 127), np.float32)          # 64,516 bytes: fits in 64 KiB
-    assert filters.kernel_for(weights, source="constant") is not None
-
-
-@pytest.mark.parametrize("image, table, kwargs, error, message", [
-    (np.ones((4, 4), np.uint8), np.ones(255, np.float32), {}, ValueError, "256 entries"),
-    (np.ones((4, 4), np.uint8), np.ones(256, np.float64), {}, ValueError, "float32"),
-    (np.ones((4, 4), np.float32), np.ones(256, np.float32), {}, TypeError, "dtype float32"),
-    (np.ones((4, 4), np.uint8), np.ones(256, np.float32), {"source": "frozen"}, ValueError, "'global' or 'constant'"),
-])
-def test_bad_lookup_input_is_named(image, table, kwargs, error, message):
-    with pytest.raises(error, match=message):
-        filters.lookup(image, table, **kwargs)
-
-
-def test_launchers_run_the_checked_launch_again(rng):
-    image = cuda.to_device(rng.random((6, 20), dtype=np.float32))
-    out = cuda.to_device(np.full((6, 20), np.nan, dtype=np.float32))
-    launch = filters.filter_launcher(image, filters.BOX_BLUR, out=out, source="global", threads=(16, 4))
-    launch()
-    launch()
-    _assert_matches(out.copy_to_host(), image.copy_to_host(), filters.BOX_BLUR)
-    pixels = rng.integers(0, 256, size=(5, 40), dtype=np.uint8)
-    table = rng.random(256, dtype=np.float32)
-    lut_out = cuda.to_device(np.full(pixels.shape, np.nan, dtype=np.float32))
-    filters.lookup_launcher(cuda.to_device(pixels), table, out=lut_out, source="constant")()
-    np.testing.assert_array_equal(lut_out.copy_to_host(), table[pixels])
+@pytest.mark.parametrize("module", [textbook, fast])
+def test_every_kernel_is_registered_with_its_signatures(module):
+    kernels = [value for value in vars(module).values() if _is_kernel(value)]
+    assert kernels and all(kernel in module.SIGNATURES for kernel in kernels)
+    for signatures in module.SIGNATURES.values():
+        assert len(signatures) >= 1 and all(s.startswith("void(") for s in signatures)
 
 
 def test_ptx_summary_counts_const_arrays_loads_and_immediates():
-    ptx = "\n".join([
+    text = "\n".join([
         ".const .align 4 .b8 _cudapy_cmem[1024] = {0, 0, 128, 63};",
         "\tld.const.f32 \t%f1, [%rd25];",
         "\tld.global.u8 \t%r7, [%rd22];",
         "\tfma.rn.f32 \t%f3, %f2, 0f3F800000, %f1;",      # an immediate weight
         "\tfma.rn.f32 \t%f4, %f2, %f3, 0f00000000;",      # an immediate addend only: not counted
     ])
-    assert filters.ptx_summary(ptx) == ("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const, 1 ld.global, "
-                                        "1 fma with an immediate")
-    assert filters.ptx_summary({"sig a": ptx, "sig b": ""}) == filters.ptx_summary(ptx)
-    assert filters.ptx_summary("").startswith("0 .const array(s);")
+    assert ptx.ptx_summary(text) == ("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const, "
+                                     "1 ld.global, 1 fma with an immediate")
+    assert ptx.ptx_summary({"sig a": text, "sig b": ""}) == ptx.ptx_summary(text)
+    assert ptx.ptx_summary("").startswith("0 .const array(s);")
 
 
-def test_lookup_kernels_are_cached_per_table_for_constant_only(rng):
-    table = rng.random(256, dtype=np.float32)
-    assert filters.lookup_kernel_for(table, source="global") is filters.lookup_kernel_for(table + 1)
-    first = filters.lookup_kernel_for(table, source="constant")
-    assert filters.lookup_kernel_for(table.copy(), source="constant") is first
-    assert filters.lookup_kernel_for(table + 1, source="constant") is not first
+def test_the_simulator_has_no_ptx():
+    signature = textbook.SIGNATURES[textbook.filter_global][0]
+    assert ptx.kernel_ptx(textbook.filter_global, signature) is None
+
+
+PTX_SCRIPT = textwrap.dedent("""
+    import types
+    import numba.cuda.dispatcher as dispatcher
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
+    from gpgpu_lessons.l04_constant_memory import fast, filters, ptx, textbook
+    small = fast.Tile(8, 2, 4, 2)
+    kernels = [textbook.gaussian5_constant, textbook.tone_curve_constant,
+               fast.tiled_kernel(filters.GAUSSIAN_5, tile=small),
+               fast.tiled_kernel(filters.GAUSSIAN_5, memory="global", tile=small)]
+    signatures = [textbook.SIGNATURES[kernels[0]][0], textbook.SIGNATURES[kernels[1]][0]]
+    signatures += 2 * [fast.SIGNATURES[fast.filter_tiled][0]]
+    for kernel, signature in zip(kernels, signatures):
+        text = ptx.kernel_ptx(kernel, signature, cc=(9, 0))
+        entry = [line for line in text.splitlines() if ".entry" in line][0]
+        print(ptx.ptx_summary(text), "|", entry)
+""")
+
+
+def test_ptx_shows_where_each_kernel_keeps_its_filter():
+    """Compile-only (no GPU): constant kernels keep a .const array or fold the taps into fmas."""
+    env = {**os.environ, "GPGPU_LESSONS_COMPILE_ONLY": "1", "GPGPU_LESSONS_QUIET": "1"}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    done = subprocess.run([sys.executable, "-c", PTX_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    gaussian, tone, tiled, tiled_global = done.stdout.splitlines()
+    assert gaussian.startswith("1 .const array(s) _cudapy_cmem[100];")
+    assert " 0 ld.const" not in gaussian                  # the 5x5 loop reads constant memory
+    assert tone.startswith("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const")
+    assert tiled.startswith("0 .const array(s); 0 ld.const")       # the taps are immediates
+    assert " 0 fma with an immediate" not in tiled
+    assert " 0 fma with an immediate" in tiled_global
+    assert "filter_tiled_constant_5x5_8x2_r4c2_" in tiled
+    assert "filter_tiled_global_5x5_8x2_r4c2" in tiled_global
