@@ -1,4 +1,5 @@
 """Atomic contention and the four histograms against NumPy, with poisoned outputs."""
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -18,12 +19,12 @@ def test_atomic_spread_sums_per_address_on_interleaved_sizes(rng):
 
 
 def photo():
-    return images.load("camera", shape=(13, 17))          # 221 pixels: not a multiple of a warp
+    return images.load("camera", shape=(13, 17))  # 221 pixels: not a multiple of a warp
 
 
 PIXELS = {
     "photo": photo(),
-    "constant": np.full(70, 200, dtype=np.uint8),          # one value: a whole warp aggregates
+    "constant": np.full(70, 200, dtype=np.uint8),  # one value: a whole warp aggregates
     "one": np.array([7], dtype=np.uint8),
     "random33": np.random.default_rng(5).integers(0, 256, 33, dtype=np.uint8),
     "column": np.random.default_rng(6).integers(0, 256, (40, 1), dtype=np.uint8),
@@ -68,7 +69,7 @@ def test_bad_input_is_named():
         histogram.histogram(np.ones(0, dtype=np.uint8))
     with pytest.raises(ValueError, match=r"must have shape \(256,\) and dtype uint32"):
         histogram.histogram(np.ones(8, dtype=np.uint8), out=cuda.device_array(256, dtype=np.int32))
-    assert histogram.histogram(np.ones(8, dtype=np.uint8))[1] == 8    # then a good call
+    assert histogram.histogram(np.ones(8, dtype=np.uint8))[1] == 8  # then a good call
 
 
 def test_device_input_returns_device_arrays(rng):

@@ -1,4 +1,5 @@
 """Lesson 05's sums: every rung of the ladder and the tuned grid-stride sum against float64."""
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -20,15 +21,16 @@ def check_sum(got, a):
 @pytest.mark.parametrize("variant", textbook.LADDER)
 def test_every_rung_matches_numpy_on_interleaved_sizes(rng, variant):
     """Sizes not a multiple of a block, in one process: nothing kept from one call to the next."""
-    for n in (1, 600):                                              # one block, then several
-        a = rng.random(n, dtype=np.float32) - np.float32(0.25)      # mixed signs
+    for n in (1, 600):  # one block, then several
+        a = rng.random(n, dtype=np.float32) - np.float32(0.25)  # mixed signs
         got = textbook.parallel_sum(a, variant=variant)
         assert isinstance(got, float)
         check_sum(got, a)
 
 
-@pytest.mark.parametrize("variant", [textbook.GRID_STRIDE, "warp-shuffle finish",
-                                     textbook.ATOMIC_PER_ELEMENT])
+@pytest.mark.parametrize(
+    "variant", [textbook.GRID_STRIDE, "warp-shuffle finish", textbook.ATOMIC_PER_ELEMENT]
+)
 def test_out_is_overwritten_never_added_to(rng, variant):
     a = rng.random(257, dtype=np.float32)
     out = cuda.to_device(np.full(1, 1000, dtype=np.float32))
@@ -64,7 +66,7 @@ def test_bad_input_is_refused_before_any_launch(total):
     one = cuda.to_device(np.ones(1, dtype=np.float32))
     with pytest.raises(ValueError, match="shares memory"):
         total(one, out=one)
-    assert total(np.arange(1, 101, dtype=np.float32)) == 5050      # a failed call, then a good one
+    assert total(np.arange(1, 101, dtype=np.float32)) == 5050  # a failed call, then a good one
 
 
 def test_bad_options_are_named():
@@ -88,8 +90,16 @@ def test_grid_stride_configurations(rng, config):
     for n in (1027, 3):
         a = rng.random(n, dtype=np.float32) - np.float32(0.25)
         out = poisoned_total()
-        fast.sum_grid_stride(cuda.to_device(a), out=out, block=block, items=items, vector=vector,
-                             readonly=readonly, hand_over=hand_over, blocks=2)
+        fast.sum_grid_stride(
+            cuda.to_device(a),
+            out=out,
+            block=block,
+            items=items,
+            vector=vector,
+            readonly=readonly,
+            hand_over=hand_over,
+            blocks=2,
+        )
         check_sum(out.copy_to_host()[0], a)
 
 
@@ -98,7 +108,7 @@ def test_tuned_sum_matches_numpy_and_returns_a_float(rng):
     got = fast.sum_grid_stride(a)
     assert isinstance(got, float)
     check_sum(got, a)
-    check_sum(fast.sum_grid_stride(a[1:]), a[1:])                    # a view off 16-byte alignment
+    check_sum(fast.sum_grid_stride(a[1:]), a[1:])  # a view off 16-byte alignment
 
 
 def test_a_hand_over_that_fails_midway_leaves_nothing_for_the_next_call():
@@ -107,7 +117,7 @@ def test_a_hand_over_that_fails_midway_leaves_nothing_for_the_next_call():
     one_to_100 = np.arange(1, 101, dtype=np.float32)
     acc, tickets = cuda.to_device(np.zeros(1, np.float32)), cuda.to_device(np.zeros(1, np.uint32))
     d_a, no_room = cuda.to_device(one_to_100), cuda.device_array(0, np.float32)
-    with pytest.raises(IndexError):      # no room for the total: the last block fails after its add
+    with pytest.raises(IndexError):  # no room for the total: the last block fails after its add
         fast.sum_grid_stride_tuned[1, fast.SUM_BLOCK](d_a, no_room, acc, tickets)
     assert acc.copy_to_host()[0] == 5050
     assert fast.sum_grid_stride(one_to_100) == 5050
@@ -118,7 +128,7 @@ def test_each_call_prepares_its_own_hand_over_state(rng):
     d_a = cuda.to_device(rng.random(10, dtype=np.float32))
     first, second = fast.sum_grid_stride.prepare(d_a), fast.sum_grid_stride.prepare(d_a)
     assert first.steps[-1].args[2] is not second.steps[-1].args[2]
-    for prepared in (first, second, first):                         # launches run again and again
+    for prepared in (first, second, first):  # launches run again and again
         check_sum(prepared.result(), d_a.copy_to_host())
 
 
@@ -171,7 +181,8 @@ def test_speedups_table():
 
 
 def test_seed_rows_put_ours_beside_the_seeds():
-    header, rows = tables.seed_rows([100, 10_000], {"1 brute force": [Timing("b", [0.5])]},
-                                    ["1 brute force", "warp shuffle"])
+    header, rows = tables.seed_rows(
+        [100, 10_000], {"1 brute force": [Timing("b", [0.5])]}, ["1 brute force", "warp shuffle"]
+    )
     assert header == ["variant", "n=1e+02", "n=1e+04"]
     assert rows == [["1 brute force", "0.5 / 2.457", "- / 158"], ["warp shuffle", "-", "-"]]

@@ -1,12 +1,13 @@
 """Seed 001's sums of sine waves: every variant against the float64 reference, on odd shapes."""
+
 import numpy as np
 import pytest
 from numba import cuda
 
 from gpgpu_lessons.l05_atomics_vs_reduction import fast, sine_sum
 
-SMALL = dict(block=16, host_loop_blocks=4)      # small blocks: one simulator thread per thread
-SHAPES = [(40, 7, 3), (1, 1, 1), (17, 1, 11)]   # (n, width, height): interleaved in one process
+SMALL = dict(block=16, host_loop_blocks=4)  # small blocks: one simulator thread per thread
+SHAPES = [(40, 7, 3), (1, 1, 1), (17, 1, 11)]  # (n, width, height): interleaved in one process
 
 
 def on_device(waves):
@@ -24,8 +25,12 @@ def test_textbook_variants_match_float64(variant):
     for n, width, height in SHAPES:
         waves = sine_sum.waves(n, seed=n)
         out = cuda.to_device(np.full((height, width), np.nan, dtype=np.float32))
-        assert sine_sum.sine_sum(*on_device(waves), variant=variant, width=width, height=height,
-                                 out=out, **SMALL) is out
+        assert (
+            sine_sum.sine_sum(
+                *on_device(waves), variant=variant, width=width, height=height, out=out, **SMALL
+            )
+            is out
+        )
         check(out.copy_to_host(), waves, width, height)
 
 
@@ -44,8 +49,14 @@ def test_recurrence_configurations(block, outputs, waves_per_step):
     assert (outputs, waves_per_step) in fast.OTHER_RECURRENCES
     for n, width, height in [(5, 37, 3), (4, 2, 5)]:
         waves = sine_sum.waves(n, seed=n)
-        got = fast.recurrence(*on_device(waves), width=width, height=height, block=block,
-                              outputs=outputs, waves=waves_per_step)
+        got = fast.recurrence(
+            *on_device(waves),
+            width=width,
+            height=height,
+            block=block,
+            outputs=outputs,
+            waves=waves_per_step,
+        )
         check(got.copy_to_host(), waves, width, height)
 
 
@@ -95,7 +106,7 @@ def test_bad_input_is_named(wrapper):
     d_mag, d_freq, d_phi = on_device(np.repeat(v[:1], 4) for v in waves)
     with pytest.raises(ValueError, match="shares memory"):
         wrapper(d_mag, d_freq, d_phi, width=2, height=2, out=d_mag.reshape(2, 2))
-    check(wrapper(*waves, width=2, height=2), waves, 2, 2)          # a failed call, then a good one
+    check(wrapper(*waves, width=2, height=2), waves, 2, 2)  # a failed call, then a good one
 
 
 def test_bad_options_are_named():

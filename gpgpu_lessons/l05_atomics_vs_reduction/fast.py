@@ -13,6 +13,7 @@ Each kernel reads its tuned sizes as module constants (SUM_ITEMS, ...), which Nu
 in as constants; `configured` compiles the same source with other values, under its own name,
 for the tests and for `python -m gpgpu_lessons.tune grid_stride_sum`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,21 +35,21 @@ from .textbook import filled_grid, sum_launch
 # launch ran at 1.02x cupy.sum over 3 alternating repeats. The script of that search was not kept:
 # TUNING["space"] below spans the values around these, and `python -m gpgpu_lessons.tune
 # grid_stride_sum` measures it again (its table lands in gpgpu_lessons/recorded/tuning/).
-SUM_BLOCK = 256                # threads per block
-SUM_WARPS = SUM_BLOCK // 32    # warps per block: the block sum's shared array
-SUM_ITEMS = 4                  # independent loads in flight per thread per grid-stride step
-SUM_VECTOR = 4                 # floats per load: 4 = one 16-byte load (when a is 16-byte aligned)
-SUM_BLOCKS_PER_SM = 4          # 4 x 256 threads per SM: half of the 2048 threads an SM can hold
-SUM_READONLY = True            # load through the read-only data path: ld.global.nc (CUDA C's __ldg)
-SUM_HAND_OVER = True           # the last block moves the sum to the output: no zeroing launch
+SUM_BLOCK = 256  # threads per block
+SUM_WARPS = SUM_BLOCK // 32  # warps per block: the block sum's shared array
+SUM_ITEMS = 4  # independent loads in flight per thread per grid-stride step
+SUM_VECTOR = 4  # floats per load: 4 = one 16-byte load (when a is 16-byte aligned)
+SUM_BLOCKS_PER_SM = 4  # 4 x 256 threads per SM: half of the 2048 threads an SM can hold
+SUM_READONLY = True  # load through the read-only data path: ld.global.nc (CUDA C's __ldg)
+SUM_HAND_OVER = True  # the last block moves the sum to the output: no zeroing launch
 
 # The sine sums' launches, as measured on an H200 on seed 001's 1024 x 512 output (the search that
 # chose the recurrence's three was not kept; `recurrence` takes them as options to measure again).
-BLOCK = 256                    # threads per block of wave_constants and sine_sum_reduced
-REDUCED_OUTPUTS = 4            # outputs per thread of sine_sum_reduced (they share the loads)
-RECURRENCE_BLOCK = 128         # threads per block of sine_sum_recurrence
-RECURRENCE_OUTPUTS = 16        # neighbouring columns per thread
-RECURRENCE_WAVES = 2           # waves per loop step: independent recurrences in flight
+BLOCK = 256  # threads per block of wave_constants and sine_sum_reduced
+REDUCED_OUTPUTS = 4  # outputs per thread of sine_sum_reduced (they share the loads)
+RECURRENCE_BLOCK = 128  # threads per block of sine_sum_recurrence
+RECURRENCE_OUTPUTS = 16  # neighbouring columns per thread
+RECURRENCE_WAVES = 2  # waves per loop step: independent recurrences in flight
 
 
 def _python(kernel):
@@ -58,8 +59,13 @@ def _python(kernel):
 
 def _copy(function, namespace: dict, name: str | None = None):
     """The Python function `function` with other globals (and another name)."""
-    copy = types.FunctionType(function.__code__, namespace, name or function.__name__,
-                              function.__defaults__, function.__closure__)
+    copy = types.FunctionType(
+        function.__code__,
+        namespace,
+        name or function.__name__,
+        function.__defaults__,
+        function.__closure__,
+    )
     copy.__qualname__ = name or function.__qualname__
     copy.__doc__ = function.__doc__
     return copy
@@ -79,6 +85,7 @@ def configured(kernel, name: str, *, device_functions=(), fastmath: bool = False
 
 
 # ---- the grid-stride sum -------------------------------------------------------------------
+
 
 @cuda.jit(device=True)
 def load_sum(a, j):
@@ -112,9 +119,9 @@ def add_and_hand_over(value, total, acc, tickets):
     """Thread 0 of each block: one atomic into acc; the last block to finish moves acc to total[0]
     and leaves acc and tickets at 0 (no zeroing launch needed for the next launch)."""
     cuda.atomic.add(acc, 0, value)
-    cuda.threadfence()                               # our add lands before our ticket
+    cuda.threadfence()  # our add lands before our ticket
     last = uint32(cuda.gridDim.x - 1)
-    if cuda.atomic.inc(tickets, 0, last) == last:    # inc wraps to 0 after the last block
+    if cuda.atomic.inc(tickets, 0, last) == last:  # inc wraps to 0 after the last block
         total[0] = cuda.atomic.add(acc, 0, float32(0))
         acc[0] = 0
 
@@ -124,17 +131,17 @@ def sum_grid_stride_tuned(a, total, acc, tickets):
     """SUM_ITEMS loads in flight per thread, SUM_VECTOR floats per load, one atomic per block."""
     warp_sums = cuda.shared.array(SUM_WARPS, float32)
     stride, first = cuda.gridsize(1), cuda.grid(1)
-    loads = a.size // SUM_VECTOR                     # whole loads; a.size % SUM_VECTOR floats after
+    loads = a.size // SUM_VECTOR  # whole loads; a.size % SUM_VECTOR floats after
     value = float32(0)
     i = first
-    while i + (SUM_ITEMS - 1) * stride < loads:      # full steps: SUM_ITEMS independent loads
+    while i + (SUM_ITEMS - 1) * stride < loads:  # full steps: SUM_ITEMS independent loads
         for k in range(SUM_ITEMS):
             value += load_sum(a, i + k * stride)
         i += SUM_ITEMS * stride
-    while i < loads:                                 # the ragged tail of whole loads
+    while i < loads:  # the ragged tail of whole loads
         value += load_sum(a, i)
         i += stride
-    if first < a.size - SUM_VECTOR * loads:          # the last few floats, one per thread
+    if first < a.size - SUM_VECTOR * loads:  # the last few floats, one per thread
         value += a[SUM_VECTOR * loads + first]
     value = block_sum_shuffle(value, warp_sums)
     if cuda.threadIdx.x == 0:
@@ -147,8 +154,13 @@ def sum_grid_stride_tuned(a, total, acc, tickets):
 TUNED_SUM = (SUM_BLOCK, SUM_ITEMS, SUM_VECTOR, SUM_READONLY, SUM_HAND_OVER)
 # (block, items, vector, readonly, hand_over) of the other sums the tests run, and of the tuned
 # launch on an array that starts off a 16-byte boundary (vector 1): compiled to PTX too.
-OTHER_SUMS = ((64, 2, 4, True, True), (32, 3, 1, False, False), (96, 1, 4, True, False),
-              (32, 2, 4, True, True), (SUM_BLOCK, SUM_ITEMS, 1, SUM_READONLY, SUM_HAND_OVER))
+OTHER_SUMS = (
+    (64, 2, 4, True, True),
+    (32, 3, 1, False, False),
+    (96, 1, 4, True, False),
+    (32, 2, 4, True, True),
+    (SUM_BLOCK, SUM_ITEMS, 1, SUM_READONLY, SUM_HAND_OVER),
+)
 
 
 @functools.cache
@@ -156,18 +168,35 @@ def grid_stride_kernel(block: int, items: int, vector: int, readonly: bool, hand
     """sum_grid_stride_tuned for one launch configuration, named after it (one compile each)."""
     if (block, items, vector, readonly, hand_over) == TUNED_SUM:
         return sum_grid_stride_tuned
-    name = (f"sum_grid_stride_{block}x{items}_v{vector}"
-            f"{'_nc' if readonly else ''}{'_handover' if hand_over else ''}")
-    return configured(sum_grid_stride_tuned, name, device_functions=(load_sum,),
-                      SUM_WARPS=block // 32, SUM_ITEMS=items, SUM_VECTOR=vector,
-                      SUM_READONLY=readonly, SUM_HAND_OVER=hand_over)
+    name = (
+        f"sum_grid_stride_{block}x{items}_v{vector}"
+        f"{'_nc' if readonly else ''}{'_handover' if hand_over else ''}"
+    )
+    return configured(
+        sum_grid_stride_tuned,
+        name,
+        device_functions=(load_sum,),
+        SUM_WARPS=block // 32,
+        SUM_ITEMS=items,
+        SUM_VECTOR=vector,
+        SUM_READONLY=readonly,
+        SUM_HAND_OVER=hand_over,
+    )
 
 
 @launch.op
-def sum_grid_stride(a, *, out=None, block: int = SUM_BLOCK, items: int = SUM_ITEMS,
-                    vector: int = SUM_VECTOR, blocks_per_sm: int = SUM_BLOCKS_PER_SM,
-                    readonly: bool = SUM_READONLY, hand_over: bool = SUM_HAND_OVER,
-                    blocks: int | None = None):
+def sum_grid_stride(
+    a,
+    *,
+    out=None,
+    block: int = SUM_BLOCK,
+    items: int = SUM_ITEMS,
+    vector: int = SUM_VECTOR,
+    blocks_per_sm: int = SUM_BLOCKS_PER_SM,
+    readonly: bool = SUM_READONLY,
+    hand_over: bool = SUM_HAND_OVER,
+    blocks: int | None = None,
+):
     """Sum a 1-D float32 array at memory speed: a Python float, or written to out[0].
 
     The options are the tuning space (see TUNING); `blocks` overrides the grid (tests).
@@ -176,16 +205,20 @@ def sum_grid_stride(a, *, out=None, block: int = SUM_BLOCK, items: int = SUM_ITE
     total = launch.device_output(out, (1,), np.float32, inputs=(d_a,))
     (block,) = launch.block_shape(block)
     if block % 32:
-        raise ValueError(f"block must be a multiple of 32 (the block sum adds whole warps), "
-                         f"got {block}")
+        raise ValueError(
+            f"block must be a multiple of 32 (the block sum adds whole warps), got {block}"
+        )
     items = launch.positive_int(items, "items")
     if vector not in (1, 4):
         raise ValueError(f"vector must be 1 or 4 (floats per load), got {vector!r}")
     if vector == 4 and not runtime.is_simulator() and d_a.__cuda_array_interface__["data"][0] % 16:
-        vector = 1                                   # a view that starts off a 16-byte boundary
+        vector = 1  # a view that starts off a 16-byte boundary
     blocks_per_sm = launch.positive_int(blocks_per_sm, "blocks_per_sm")
-    blocks = (filled_grid(max(1, d_a.size // vector), block, blocks_per_sm) if blocks is None
-              else launch.positive_int(blocks, "blocks"))
+    blocks = (
+        filled_grid(max(1, d_a.size // vector), block, blocks_per_sm)
+        if blocks is None
+        else launch.positive_int(blocks, "blocks")
+    )
     kernel = grid_stride_kernel(block, items, vector, bool(readonly), bool(hand_over))
     # the hand-over's accumulator and ticket counter belong to this call, cleared here: a failed
     # launch cannot leave a partial sum behind for the next call
@@ -210,29 +243,42 @@ def _tuning_case(**params):
 
 TUNING = {
     "family": "grid_stride_sum",
-    "space": {"block": [128, 256, 512], "items": [1, 2, 4, 8], "vector": [1, 4],
-              "blocks_per_sm": [2, 4, 8], "readonly": [False, True], "hand_over": [False, True]},
-    "chosen": {"block": SUM_BLOCK, "items": SUM_ITEMS, "vector": SUM_VECTOR,
-               "blocks_per_sm": SUM_BLOCKS_PER_SM, "readonly": SUM_READONLY,
-               "hand_over": SUM_HAND_OVER},
+    "space": {
+        "block": [128, 256, 512],
+        "items": [1, 2, 4, 8],
+        "vector": [1, 4],
+        "blocks_per_sm": [2, 4, 8],
+        "readonly": [False, True],
+        "hand_over": [False, True],
+    },
+    "chosen": {
+        "block": SUM_BLOCK,
+        "items": SUM_ITEMS,
+        "vector": SUM_VECTOR,
+        "blocks_per_sm": SUM_BLOCKS_PER_SM,
+        "readonly": SUM_READONLY,
+        "hand_over": SUM_HAND_OVER,
+    },
     "case": _tuning_case,
 }
 
 
 # ---- the fast sine sums --------------------------------------------------------------------
 
+
 @cuda.jit
-def wave_constants(mag, freq, phi, width, spacing,
-                   amp, row_cycles, col_cycles, phase, step_cos, step_sin):
+def wave_constants(
+    mag, freq, phi, width, spacing, amp, row_cycles, col_cycles, phase, step_cos, step_sin
+):
     """Per wave, in float64: amplitude/n, phase steps per row and column (cycles), cos and sin of
     the step between columns `spacing` apart; zero amplitude past n (padding)."""
     i = cuda.grid(1)
     if i < amp.size:
         n = mag.size
         j = min(i, n - 1)
-        cycles = float64(FC) + float64(freq[j]) * 100.0      # cycles per row of `width` elements
+        cycles = float64(FC) + float64(freq[j]) * 100.0  # cycles per row of `width` elements
         amp[i] = float64(mag[j]) / n if i < n else 0.0
-        row_cycles[i] = cycles - math.floor(cycles)           # whole cycles per row drop out
+        row_cycles[i] = cycles - math.floor(cycles)  # whole cycles per row drop out
         col_cycles[i] = cycles / width
         phase[i] = phi[j]
         step = cycles * spacing / width
@@ -243,8 +289,8 @@ def wave_constants(mag, freq, phi, width, spacing,
 @cuda.jit(device=True)
 def reduced_wave(amp, row_cycles, col_cycles, phase, x, y):
     """One term from per-wave constants: the phase in cycles, whole cycles dropped before sin."""
-    t = row_cycles * y + (col_cycles * x + phase)             # cycles, >= 0: two FMAs
-    return amp * math.sin(TWO_PI * (t - math.floor(t)))       # 2 pi times a fraction in [0, 1)
+    t = row_cycles * y + (col_cycles * x + phase)  # cycles, >= 0: two FMAs
+    return amp * math.sin(TWO_PI * (t - math.floor(t)))  # 2 pi times a fraction in [0, 1)
 
 
 @cuda.jit
@@ -269,8 +315,9 @@ def sine_sum_reduced(amp, row_cycles, col_cycles, phase, out):
 
 
 # the same kernel and device function compiled with fast math: sin.approx, safe on small arguments
-sine_sum_reduced_fastmath = configured(sine_sum_reduced, "sine_sum_reduced_fastmath",
-                                       device_functions=(reduced_wave,), fastmath=True)
+sine_sum_reduced_fastmath = configured(
+    sine_sum_reduced, "sine_sum_reduced_fastmath", device_functions=(reduced_wave,), fastmath=True
+)
 
 
 @cuda.jit(fastmath=True)
@@ -278,7 +325,7 @@ def sine_sum_recurrence(amp, row_cycles, col_cycles, phase, step_cos, step_sin, 
     """Per wave one sin and cos per thread, then each next column from the two before:
     sin(u + d) = 2 cos(d) sin(u) - sin(u - d), one FMA per term."""
     width = out.shape[1]
-    chunks = (width + RECURRENCE_OUTPUTS - 1) // RECURRENCE_OUTPUTS   # columns per thread
+    chunks = (width + RECURRENCE_OUTPUTS - 1) // RECURRENCE_OUTPUTS  # columns per thread
     g = cuda.grid(1)
     y, x0 = g // chunks, (g % chunks) * RECURRENCE_OUTPUTS
     if y >= out.shape[0]:
@@ -287,10 +334,10 @@ def sine_sum_recurrence(amp, row_cycles, col_cycles, phase, step_cos, step_sin, 
     for k in range(RECURRENCE_OUTPUTS):
         totals[k] = 0
     for first in range(0, amp.size, RECURRENCE_WAVES):  # amp.size: a multiple of the waves
-        for j in range(RECURRENCE_WAVES):               # independent waves: work in flight
+        for j in range(RECURRENCE_WAVES):  # independent waves: work in flight
             i = first + j
             t = row_cycles[i] * float32(y) + (col_cycles[i] * float32(x0) + phase[i])
-            angle = TWO_PI * (t - math.floor(t + float32(0.5)))   # in [-pi, pi)
+            angle = TWO_PI * (t - math.floor(t + float32(0.5)))  # in [-pi, pi)
             a, c_step, twice_c = amp[i], step_cos[i], step_cos[i] + step_cos[i]
             before, c = math.sin(angle), math.cos(angle)
             now = before * c_step + c * step_sin[i]
@@ -312,23 +359,41 @@ def recurrence_kernel(outputs: int, waves: int):
     """sine_sum_recurrence for `outputs` columns per thread and `waves` per step, so named."""
     if (outputs, waves) == (RECURRENCE_OUTPUTS, RECURRENCE_WAVES):
         return sine_sum_recurrence
-    return configured(sine_sum_recurrence, f"sine_sum_recurrence_{outputs}x{waves}", fastmath=True,
-                      RECURRENCE_OUTPUTS=outputs, RECURRENCE_WAVES=waves)
+    return configured(
+        sine_sum_recurrence,
+        f"sine_sum_recurrence_{outputs}x{waves}",
+        fastmath=True,
+        RECURRENCE_OUTPUTS=outputs,
+        RECURRENCE_WAVES=waves,
+    )
 
 
 def constants_step(d_mag, d_freq, d_phi, width: int, multiple: int = 1):
     """(Step, constants): wave_constants into six new arrays, padded to a multiple of `multiple`."""
     n = launch.blocks_for(d_mag.size, multiple) * multiple
     constants = tuple(cuda.device_array(n, dtype=np.float32) for _ in range(6))
-    step = launch.Step(wave_constants, launch.grid_1d(n, BLOCK), BLOCK,
-                       (d_mag, d_freq, d_phi, width, 1, *constants))
+    step = launch.Step(
+        wave_constants,
+        launch.grid_1d(n, BLOCK),
+        BLOCK,
+        (d_mag, d_freq, d_phi, width, 1, *constants),
+    )
     return step, constants
 
 
 @launch.op
-def recurrence(mag, freq, phi, *, width: int = WIDTH, height: int = HEIGHT, out=None,
-               block: int = RECURRENCE_BLOCK, outputs: int = RECURRENCE_OUTPUTS,
-               waves: int = RECURRENCE_WAVES):
+def recurrence(
+    mag,
+    freq,
+    phi,
+    *,
+    width: int = WIDTH,
+    height: int = HEIGHT,
+    out=None,
+    block: int = RECURRENCE_BLOCK,
+    outputs: int = RECURRENCE_OUTPUTS,
+    waves: int = RECURRENCE_WAVES,
+):
     """Seed 001's (height, width) sums by the recurrence kernel, for one launch configuration."""
     d_mag, d_freq, d_phi, output, to_host = check_task(mag, freq, phi, width, height, out)
     (block,) = launch.block_shape(block)
@@ -345,8 +410,16 @@ VARIANTS = ("reduced argument", "reduced argument, fast math", "recurrence, fast
 
 
 @launch.op
-def sine_sum(mag, freq, phi, *, variant: str = "recurrence, fast math", width: int = WIDTH,
-             height: int = HEIGHT, out=None):
+def sine_sum(
+    mag,
+    freq,
+    phi,
+    *,
+    variant: str = "recurrence, fast math",
+    width: int = WIDTH,
+    height: int = HEIGHT,
+    out=None,
+):
     """Seed 001's (height, width) float32 array of sums of sine waves, by one fast variant."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
@@ -364,10 +437,13 @@ SUM = ["void(float32[::1], float32[::1], float32[::1], uint32[::1])"]
 OUT = "float32[:, ::1]"
 SIGNATURES = {
     **{grid_stride_kernel(*config): SUM for config in (TUNED_SUM, *OTHER_SUMS)},
-    wave_constants: [f"void({', '.join(['float32[::1]'] * 3)}, int64, int64, "
-                     f"{', '.join(['float32[::1]'] * 6)})"],
+    wave_constants: [
+        f"void({', '.join(['float32[::1]'] * 3)}, int64, int64, {', '.join(['float32[::1]'] * 6)})"
+    ],
     sine_sum_reduced: [f"void({', '.join(['float32[::1]'] * 4)}, {OUT})"],
     sine_sum_reduced_fastmath: [f"void({', '.join(['float32[::1]'] * 4)}, {OUT})"],
-    **{recurrence_kernel(*config): [f"void({', '.join(['float32[::1]'] * 6)}, {OUT})"]
-       for config in ((RECURRENCE_OUTPUTS, RECURRENCE_WAVES), *OTHER_RECURRENCES)},
+    **{
+        recurrence_kernel(*config): [f"void({', '.join(['float32[::1]'] * 6)}, {OUT})"]
+        for config in ((RECURRENCE_OUTPUTS, RECURRENCE_WAVES), *OTHER_RECURRENCES)
+    },
 }

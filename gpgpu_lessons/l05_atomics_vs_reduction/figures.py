@@ -1,4 +1,5 @@
 """Lesson 05's pictures: which thread adds which element in each tree of the ladder."""
+
 from __future__ import annotations
 
 TREE_ORDER = ("interleaved, divergent", "interleaved, bank conflicts", "sequential addressing")
@@ -11,11 +12,15 @@ def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int, int
     """
     if variant not in TREE_ORDER:
         raise ValueError(f"tree_pairs draws the trees {list(TREE_ORDER)}, got {variant!r}")
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 2 \
-            or threads & (threads - 1):
+    if (
+        not isinstance(threads, int)
+        or isinstance(threads, bool)
+        or threads < 2
+        or threads & (threads - 1)
+    ):
         raise ValueError(f"threads must be a power of two >= 2, got {threads!r}")
     steps = []
-    if variant == "sequential addressing":          # tid < s adds tid + s
+    if variant == "sequential addressing":  # tid < s adds tid + s
         s = threads // 2
         while s >= 1:
             steps.append([(tid, tid, tid + s) for tid in range(s)])
@@ -23,9 +28,9 @@ def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int, int
         return steps
     s = 1
     while s < threads:
-        if variant == "interleaved, divergent":     # tid % 2s == 0 adds tid + s
+        if variant == "interleaved, divergent":  # tid % 2s == 0 adds tid + s
             steps.append([(tid, tid, tid + s) for tid in range(0, threads, 2 * s)])
-        else:                                       # thread tid adds at 2*s*tid
+        else:  # thread tid adds at 2*s*tid
             steps.append([(tid, 2 * s * tid, 2 * s * tid + s) for tid in range(threads // (2 * s))])
         s *= 2
     return steps
@@ -38,8 +43,12 @@ def draw_tree(ax, variant: str, threads: int = 16) -> None:
         y = -level
         ax.scatter(range(threads), [y] * threads, s=30, color="lightgray", zorder=1)
         for thread, dst, src in adds:
-            ax.annotate("", xy=(dst, y - 1), xytext=(src, y),
-                        arrowprops=dict(arrowstyle="->", color="tab:red", lw=1))
+            ax.annotate(
+                "",
+                xy=(dst, y - 1),
+                xytext=(src, y),
+                arrowprops=dict(arrowstyle="->", color="tab:red", lw=1),
+            )
             ax.plot([dst, dst], [y, y - 1], color="tab:blue", lw=1)
             ax.text(dst + 0.15, y - 0.75, f"t{thread}", fontsize=7, color="tab:purple")
     ax.scatter(range(threads), [-len(steps)] * threads, s=30, color="lightgray")

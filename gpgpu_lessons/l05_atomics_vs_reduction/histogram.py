@@ -5,6 +5,7 @@ updates to one address are serialised there. The fewer distinct addresses, the l
 queue: the contention curve measures it; the histogram shows the two cures (private bins per
 block in shared memory, and adding up a warp's equal values before one atomic).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,8 @@ from ..device.fill import zero_step
 from ..device.warp import FULL_MASK
 from .textbook import filled_grid
 
-BLOCK = 256                    # threads per block
-BINS = 256                     # one bin per 8-bit pixel value
+BLOCK = 256  # threads per block
+BINS = 256  # one bin per 8-bit pixel value
 
 
 @cuda.jit
@@ -24,7 +25,7 @@ def atomic_add_spread(values, targets, totals):
     """Thread i adds values[i] into totals[i % targets]: `targets` addresses share the N updates."""
     i = cuda.grid(1)
     if i < values.size:
-        cuda.atomic.add(totals, i & (targets - 1), values[i])   # i % targets: a power of two
+        cuda.atomic.add(totals, i & (targets - 1), values[i])  # i % targets: a power of two
 
 
 @cuda.jit
@@ -57,19 +58,19 @@ def warp_peers(value, valid):
         is_set = (value >> bit) & 1 == 1
         ones = cuda.ballot_sync(FULL_MASK, is_set)
         peers &= ones if is_set else ~ones
-    return peers & FULL_MASK                     # 32 unsigned bits, whatever type the ballot gave
+    return peers & FULL_MASK  # 32 unsigned bits, whatever type the ballot gave
 
 
 @cuda.jit
 def histogram_warp_aggregated(pixels, bins):
     """Lanes holding one value find each other; the lowest adds their count in one atomic."""
     lane = cuda.threadIdx.x % 32
-    padded = (pixels.size + 31) // 32 * 32       # whole warps run every step: full-mask ballots
+    padded = (pixels.size + 31) // 32 * 32  # whole warps run every step: full-mask ballots
     for i in range(cuda.grid(1), padded, cuda.gridsize(1)):
         valid = i < pixels.size
         value = pixels[i] if valid else 0
         peers = warp_peers(value, valid)
-        if valid and peers & ((1 << lane) - 1) == 0:       # no lower lane holds this value
+        if valid and peers & ((1 << lane) - 1) == 0:  # no lower lane holds this value
             cuda.atomic.add(bins, value, cuda.popc(peers))
 
 
@@ -111,15 +112,19 @@ def atomic_spread(values, targets: int, *, out=None):
     d_values, to_host = launch.device_input(values, name="values", dtypes=np.float32, ndim=1)
     targets = launch.positive_int(targets, "targets")
     if targets & (targets - 1):
-        raise ValueError(f"targets must be a power of two (the kernel takes i & (targets - 1)), "
-                         f"got {targets}")
+        raise ValueError(
+            f"targets must be a power of two (the kernel takes i & (targets - 1)), got {targets}"
+        )
     if targets > d_values.size:
-        raise ValueError(f"targets ({targets}) must not exceed the number of values "
-                         f"({d_values.size})")
+        raise ValueError(
+            f"targets ({targets}) must not exceed the number of values ({d_values.size})"
+        )
     totals = launch.device_output(out, (targets,), np.float32, inputs=(d_values,))
     grid = launch.grid_1d(d_values.size, BLOCK)
-    steps = (zero_step(totals.device),
-             launch.Step(atomic_add_spread, grid, BLOCK, (d_values, targets, totals.device)))
+    steps = (
+        zero_step(totals.device),
+        launch.Step(atomic_add_spread, grid, BLOCK, (d_values, targets, totals.device)),
+    )
     return launch.Launch(steps, totals.device, to_host, totals.host, out_given=totals.given)
 
 
@@ -132,8 +137,10 @@ def histogram(pixels, *, variant: str = "block-private shared", out=None):
     flat = d_pixels.reshape(d_pixels.size)
     bins = launch.device_output(out, (BINS,), np.uint32, inputs=(d_pixels,))
     grid = filled_grid(flat.size, BLOCK)
-    steps = (zero_step(bins.device),
-             launch.Step(HISTOGRAMS[variant], grid, BLOCK, (flat, bins.device)))
+    steps = (
+        zero_step(bins.device),
+        launch.Step(HISTOGRAMS[variant], grid, BLOCK, (flat, bins.device)),
+    )
     return launch.Launch(steps, bins.device, to_host, bins.host, out_given=bins.given)
 
 

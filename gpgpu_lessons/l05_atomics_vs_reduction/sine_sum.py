@@ -7,6 +7,7 @@ with an interleaved shared-memory tree; the same tree on a 1-D grid launched in 
 then simpler, faster ones of ours: a register accumulator, one block per element with a
 sequential tree, one warp per element with shuffles. The tuned variants are in `fast`.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,20 +19,21 @@ from .. import launch
 from ..device.fill import zero_step
 from ..device.warp import warp_sum
 
-WIDTH, HEIGHT = 1024, 512      # the seed's output size
-SEED_THREADS = 1024            # the seed's max_thread_size: threads per block of 2-1, 2-2 and 3
-BRUTE_FORCE_THREADS = 512      # the seed's brute force: blocks of `height` (512) threads
-HOST_LOOP_BLOCKS = 2**15       # blocks per launch of the seed's host loop (variant 3)
-FC = np.float32(10.0)          # the seed uses a constant fc it does not print; we take 10
+WIDTH, HEIGHT = 1024, 512  # the seed's output size
+SEED_THREADS = 1024  # the seed's max_thread_size: threads per block of 2-1, 2-2 and 3
+BRUTE_FORCE_THREADS = 512  # the seed's brute force: blocks of `height` (512) threads
+HOST_LOOP_BLOCKS = 2**15  # blocks per launch of the seed's host loop (variant 3)
+FC = np.float32(10.0)  # the seed uses a constant fc it does not print; we take 10
 TWO_PI = np.float32(2 * np.pi)
-BLOCK = 256                    # threads per block of our variants
+BLOCK = 256  # threads per block of our variants
 
 
 @cuda.jit(device=True)
 def seed_wave(mag, freq, phi, i, idx, width):
     """Term i at element idx in float32, as the seed writes it (sinf of phases up to 3e5 rad)."""
     return (mag[i] / float32(mag.size)) * math.sin(
-        TWO_PI * (FC + freq[i] * float32(100)) * float32(idx) / float32(width) + TWO_PI * phi[i])
+        TWO_PI * (FC + freq[i] * float32(100)) * float32(idx) / float32(width) + TWO_PI * phi[i]
+    )
 
 
 @cuda.jit
@@ -68,13 +70,13 @@ def sine_sum_block_tree(mag, freq, phi, offset, out):
     width = out.shape[1]
     idx = offset + cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x
     if idx >= out.size:
-        return                                   # the whole block leaves together
+        return  # the whole block leaves together
     for done in range(0, mag.size, threads):
         i = tid + done
         partial[tid] = seed_wave(mag, freq, phi, i, idx, width) if i < mag.size else float32(0)
         cuda.syncthreads()
         s = 1
-        while s < threads:                       # the seed's smSum: interleaved, divergent
+        while s < threads:  # the seed's smSum: interleaved, divergent
             if tid % (2 * s) == 0:
                 partial[tid] += partial[tid + s]
             cuda.syncthreads()
@@ -125,7 +127,7 @@ def sine_sum_warp_shuffle(mag, freq, phi, out):
     lane = cuda.threadIdx.x % 32
     width = out.shape[1]
     if idx >= out.size:
-        return                                   # whole warps leave together
+        return  # whole warps leave together
     total = float32(0)
     for i in range(lane, mag.size, 32):
         total += seed_wave(mag, freq, phi, i, idx, width)
@@ -176,20 +178,33 @@ def check_task(mag, freq, phi, width, height, out):
     Returns (d_mag, d_freq, d_phi, output, to_host): the waves on the device, the checked output.
     """
     width, height = launch.positive_int(width, "width"), launch.positive_int(height, "height")
-    checked = [launch.device_input(v, name=name, dtypes=np.float32, ndim=1)
-               for v, name in ((mag, "mag"), (freq, "freq"), (phi, "phi"))]
+    checked = [
+        launch.device_input(v, name=name, dtypes=np.float32, ndim=1)
+        for v, name in ((mag, "mag"), (freq, "freq"), (phi, "phi"))
+    ]
     d_mag, d_freq, d_phi = (d for d, _ in checked)
     if not d_mag.size == d_freq.size == d_phi.size:
-        raise ValueError(f"mag, freq and phi must have the same length, got "
-                         f"{d_mag.size}, {d_freq.size} and {d_phi.size}")
+        raise ValueError(
+            f"mag, freq and phi must have the same length, got "
+            f"{d_mag.size}, {d_freq.size} and {d_phi.size}"
+        )
     output = launch.device_output(out, (height, width), np.float32, inputs=(d_mag, d_freq, d_phi))
     return d_mag, d_freq, d_phi, output, checked[0][1]
 
 
 @launch.op
-def sine_sum(mag, freq, phi, *, variant: str = "register accumulator", width: int = WIDTH,
-             height: int = HEIGHT, out=None, block: int = SEED_THREADS,
-             host_loop_blocks: int = HOST_LOOP_BLOCKS):
+def sine_sum(
+    mag,
+    freq,
+    phi,
+    *,
+    variant: str = "register accumulator",
+    width: int = WIDTH,
+    height: int = HEIGHT,
+    out=None,
+    block: int = SEED_THREADS,
+    host_loop_blocks: int = HOST_LOOP_BLOCKS,
+):
     """The (height, width) float32 array of sums of sine waves, computed by one textbook variant.
 
     `block` (a power of two) is the seed's threads per block (variants 2-1, 2-2, 3; the
@@ -204,29 +219,47 @@ def sine_sum(mag, freq, phi, *, variant: str = "register accumulator", width: in
     host_loop_blocks = launch.positive_int(host_loop_blocks, "host_loop_blocks")
     d_mag, d_freq, d_phi, output, to_host = check_task(mag, freq, phi, width, height, out)
     d_out, size, waves_in = output.device, width * height, (d_mag, d_freq, d_phi)
-    one_block_each = launch.grid_2d((height, width), (1, 1))     # (width, height) blocks
+    one_block_each = launch.grid_2d((height, width), (1, 1))  # (width, height) blocks
     if variant == "1 brute force":
-        steps = [launch.Step(sine_sum_brute_force, launch.grid_1d(size, BRUTE_FORCE_THREADS),
-                             BRUTE_FORCE_THREADS, (*waves_in, d_out))]
+        steps = [
+            launch.Step(
+                sine_sum_brute_force,
+                launch.grid_1d(size, BRUTE_FORCE_THREADS),
+                BRUTE_FORCE_THREADS,
+                (*waves_in, d_out),
+            )
+        ]
     elif variant == "2-1 atomics":
-        steps = [zero_step(d_out),
-                 launch.Step(sine_sum_atomic_blocks, one_block_each, block, (*waves_in, d_out))]
+        steps = [
+            zero_step(d_out),
+            launch.Step(sine_sum_atomic_blocks, one_block_each, block, (*waves_in, d_out)),
+        ]
     elif variant == "2-2 shared tree":
-        steps = [zero_step(d_out),
-                 launch.Step(sine_sum_block_tree, one_block_each, block, (*waves_in, 0, d_out))]
-    elif variant == "3 host loop":     # the seed synchronises after each launch; we queue them
-        steps = [zero_step(d_out)] + [launch.Step(sine_sum_block_tree, host_loop_blocks, block,
-                                                  (*waves_in, offset, d_out))
-                                      for offset in range(0, size, host_loop_blocks)]
+        steps = [
+            zero_step(d_out),
+            launch.Step(sine_sum_block_tree, one_block_each, block, (*waves_in, 0, d_out)),
+        ]
+    elif variant == "3 host loop":  # the seed synchronises after each launch; we queue them
+        steps = [zero_step(d_out)] + [
+            launch.Step(sine_sum_block_tree, host_loop_blocks, block, (*waves_in, offset, d_out))
+            for offset in range(0, size, host_loop_blocks)
+        ]
     elif variant == "register accumulator":
-        steps = [launch.Step(sine_sum_register, launch.grid_1d(size, BLOCK), BLOCK,
-                             (*waves_in, d_out))]
+        steps = [
+            launch.Step(sine_sum_register, launch.grid_1d(size, BLOCK), BLOCK, (*waves_in, d_out))
+        ]
     elif variant == "block, sequential tree":
-        steps = [launch.Step(sine_sum_block_sequential, one_block_each, min(block, BLOCK),
-                             (*waves_in, d_out))]
+        steps = [
+            launch.Step(
+                sine_sum_block_sequential, one_block_each, min(block, BLOCK), (*waves_in, d_out)
+            )
+        ]
     else:
-        steps = [launch.Step(sine_sum_warp_shuffle, launch.grid_1d(32 * size, BLOCK), BLOCK,
-                             (*waves_in, d_out))]
+        steps = [
+            launch.Step(
+                sine_sum_warp_shuffle, launch.grid_1d(32 * size, BLOCK), BLOCK, (*waves_in, d_out)
+            )
+        ]
     return launch.Launch(tuple(steps), d_out, to_host, output.host, out_given=output.given)
 
 

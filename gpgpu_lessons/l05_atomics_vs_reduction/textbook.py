@@ -6,6 +6,7 @@ the kernel again on the partial sums until one value is left (Harris's recursion
 rung needs one launch: every thread sums many elements in a register, the block adds its
 threads with warp shuffles, and one atomic per block adds the blocks.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,8 +18,8 @@ from .. import launch, runtime
 from ..device.fill import zero_step
 from ..device.warp import warp_sum
 
-BLOCK = 256                    # threads per block of every rung (a multiple of 32)
-WARPS = BLOCK // 32            # warps per block
+BLOCK = 256  # threads per block of every rung (a multiple of 32)
+WARPS = BLOCK // 32  # warps per block
 
 
 @cuda.jit
@@ -136,7 +137,7 @@ def sum_grid_stride(a, total):
     for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
         value += a[i]
     lane, warp = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
-    value = warp_sum(value)                  # lane 0 holds its warp's sum
+    value = warp_sum(value)  # lane 0 holds its warp's sum
     if lane == 0:
         warp_sums[warp] = value
     cuda.syncthreads()
@@ -148,7 +149,7 @@ def sum_grid_stride(a, total):
 
 ATOMIC_PER_ELEMENT = "one atomic per element"
 GRID_STRIDE = "grid stride, 1 atomic per block"
-TREES = {                      # rung -> (kernel, elements each block sums)
+TREES = {  # rung -> (kernel, elements each block sums)
     "interleaved, divergent": (sum_interleaved_divergent, BLOCK),
     "interleaved, bank conflicts": (sum_interleaved_bank_conflicts, BLOCK),
     "sequential addressing": (sum_sequential, BLOCK),
@@ -171,8 +172,9 @@ def filled_grid(n: int, block: int, blocks_per_sm: int | None = None) -> int:
 
 def sum_launch(steps, total: launch.Output, to_host: bool) -> launch.Launch:
     """The Launch of a sum: its steps write total[0]; a Python float unless out= was given."""
-    return launch.Launch(tuple(steps), total.device, to_host, total.host, scalar=True,
-                         out_given=total.given)
+    return launch.Launch(
+        tuple(steps), total.device, to_host, total.host, scalar=True, out_given=total.given
+    )
 
 
 @launch.op
@@ -182,7 +184,7 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
         raise ValueError(f"unknown variant {variant!r}; choose one of {list(LADDER)}")
     d_a, to_host = launch.device_input(a, name="a", dtypes=np.float32, ndim=1)
     total = launch.device_output(out, (1,), np.float32, inputs=(d_a,))
-    if variant in (ATOMIC_PER_ELEMENT, GRID_STRIDE):       # atomics add into a cleared total
+    if variant in (ATOMIC_PER_ELEMENT, GRID_STRIDE):  # atomics add into a cleared total
         if variant == ATOMIC_PER_ELEMENT:
             kernel, grid = sum_atomic_per_element, launch.grid_1d(d_a.size, BLOCK)
         else:
@@ -191,7 +193,7 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
         return sum_launch((zero_step(total.device), step), total, to_host)
     kernel, per_block = TREES[variant]
     steps, values = [], d_a
-    while True:                # Harris's recursion: sum the partial sums again, until one is left
+    while True:  # Harris's recursion: sum the partial sums again, until one is left
         blocks = launch.grid_1d(values.size, per_block)
         # the buffers of partial sums belong to this call: nothing is kept between calls
         partials = total.device if blocks == 1 else cuda.device_array(blocks, dtype=np.float32)
@@ -220,7 +222,7 @@ def numba_reduce_sum(a, *, out=None):
     return total.device
 
 
-ARRAY_TO_SUM = ["void(float32[::1], float32[::1])"]     # (a, total or partial sums)
+ARRAY_TO_SUM = ["void(float32[::1], float32[::1])"]  # (a, total or partial sums)
 SIGNATURES = {
     sum_atomic_per_element: ARRAY_TO_SUM,
     sum_interleaved_divergent: ARRAY_TO_SUM,
