@@ -574,26 +574,37 @@ def test_package_exposes_trace_kernel_lazily():
 GPU_MODE_SCRIPT = textwrap.dedent("""
     import numpy as np
     import gpgpu_lessons
-    from numba import cuda
+    from numba import cuda, float32
     from numba.cuda.dispatcher import CUDADispatcher
-    from gpgpu_lessons.device import warp
+    from gpgpu_lessons.device import vector, warp
+
+    LUT = np.arange(4, dtype=np.float32)
 
     @cuda.jit(device=True)
     def twice(x):
         return 2 * x
 
     @cuda.jit
-    def kernel(a, out):
+    def kernel(a, out, total):
+        s = cuda.shared.array(64, float32)
+        held = cuda.local.array(4, float32)
+        lut = cuda.const.array_like(LUT)
         i = cuda.grid(1)
-        value = warp.warp_sum(twice(a[i]))
+        held[0], held[1], held[2], held[3] = vector.load_vector(a, 4 * i, 4)
+        s[cuda.threadIdx.x] = twice(held[0] + held[1] + held[2] + held[3]) + lut[1]
+        cuda.syncthreads()
+        value = warp.warp_sum(s[63 - cuda.threadIdx.x])
         if i % 32 == 0:
             out[i // 32] = value
+            cuda.atomic.add(total, 0, value)
 
     assert isinstance(kernel, CUDADispatcher)
-    a, out = np.arange(64, dtype=np.float32), np.zeros(2, np.float32)
-    trace = gpgpu_lessons.trace_kernel(kernel, 2, 32, a, out)
-    assert np.array_equal(out, [2 * a[:32].sum(), 2 * a[32:].sum()]), out
-    print(trace.lines[0].requests, trace.lines[0].sectors, len(trace.hazards))
+    a, out, total = np.arange(256, dtype=np.float32), np.zeros(2, np.float32), np.zeros(1)
+    trace = gpgpu_lessons.trace_kernel(kernel, 1, 64, a, out, total)
+    sums = 2 * a.reshape(64, 4).sum(axis=1)[::-1] + 1
+    assert np.allclose(out, [sums[:32].sum(), sums[32:].sum()]), out
+    assert total[0] == out.sum() and trace.hazards == [], trace
+    print(*[f"{r.space}-{r.op}-{r.requests}" for r in trace.lines])
 """)
 
 
@@ -605,4 +616,6 @@ def test_real_gpu_mode_runs_py_func_on_the_simulator_machinery():
                          check=False,
                          env=env)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["2", "8", "0"]
+    assert run.stdout.split() == ["global-load-2", "local-store-8", "shared-store-2",
+                                  "constant-load-2", "local-load-8", "shared-load-2",
+                                  "global-store-2", "global-atomic-2"], run.stdout
