@@ -2,13 +2,14 @@
 
 Numba fills constant memory at compile time, so the PTX tells the story: a `.const` array read
 with `ld.const` (a table read at run-time indices), taps folded into the multiply-adds as
-immediates (a filter read at constant indices), or `ld.global` loads (a filter passed as an
-argument).
+immediates (a filter read at indices the compiler knows), or `ld.global` loads (a filter passed
+as an argument). The PTX facts come from the package's PTX checks (gpgpu_lessons.ptx).
 """
 from __future__ import annotations
 
 from numba import cuda
 
+from .. import ptx as facts
 from .. import runtime
 
 
@@ -20,23 +21,27 @@ def kernel_ptx(kernel, signature: str, cc: tuple[int, int] | None = None) -> str
     if runtime.is_simulator():
         return None
     cc = cc or runtime.device_info().compute_capability
-    return cuda.compile_ptx(kernel.py_func, signature, cc=cc)[0]
+    return cuda.compile_ptx(facts.python_function(kernel), signature, cc=cc)[0]
+
+
+def immediate_fmas(ptx: str) -> int:
+    """Multiply-adds with an immediate multiplier: fma.rn.f32 %f3, %f2, 0f3F800000, %f1."""
+    operands = [line.split(None, 1)[1].split(", ") for line in ptx.splitlines()
+                if line.lstrip().startswith("fma.rn.f32")]
+    return sum(1 for o in operands if any(value.startswith("0f") for value in o[1:3]))
 
 
 def ptx_summary(ptx) -> str:
     """One line on where a kernel's PTX keeps its filter or table (text, or inspect_asm()'s dict).
 
-    Counts the __constant__ arrays (`.const` declarations, with their size), the loads from
-    constant and global memory, and the float multiply-adds whose multiplier is an immediate (a
-    value written into the instruction itself, e.g. `fma.rn.f32 %f3, %f2, 0f3F800000, %f1`).
+    The __constant__ arrays (`.const` declarations, with their bytes), the loads from constant
+    and global memory, and the multiply-adds with an immediate multiplier.
     """
     text = "\n".join(ptx.values()) if isinstance(ptx, dict) else str(ptx)
-    lines = text.splitlines()
-    arrays = [line.split("=")[0].split()[-1] for line in lines
-              if line.lstrip().startswith(".const")]
-    fmas = [line.split(None, 1)[1].split(", ") for line in lines
-            if line.lstrip().startswith("fma.rn.f32")]
-    immediates = sum(1 for operands in fmas if any(o.startswith("0f") for o in operands[1:3]))
-    return (f"{len(arrays)} .const array(s) {' '.join(arrays)}".rstrip()
-            + f"; {text.count('ld.const.')} ld.const, {text.count('ld.global.')} ld.global, "
-            f"{immediates} fma with an immediate")
+    arrays = " ".join(f"{name}[{size}]" for name, size in facts.const_arrays(text))
+    loads = facts.memory_instructions(text)
+    count = {space: sum(n for op, n in loads.items() if op.startswith(f"ld.{space}."))
+             for space in ("const", "global")}
+    return (f"{len(facts.const_arrays(text))} .const array(s) {arrays}".rstrip()
+            + f"; {count['const']} ld.const, {count['global']} ld.global, "
+            f"{immediate_fmas(text)} fma with an immediate")
