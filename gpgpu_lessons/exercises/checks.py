@@ -45,14 +45,8 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
                  f"at {_line(first, kernel)} and {_line(second, kernel)}")
         threads = (f"threads {_thread(hazard.threads[0])} and {_thread(hazard.threads[-1])}"
                    if len(hazard.threads) >= 2 else "two threads")
-        fix = ("Put `cuda.syncthreads()` between the write and the read (outside any `if`)."
-               if space == "shared" else
-               "Several threads update one element: use an atomic (`cuda.atomic.add`), or give "
-               "each thread its own element; a barrier helps only when one thread writes what "
-               "others read after it.")
         return (f"A race ({hazard.kind}) on {space} memory: {threads}{block} touch the same "
-                f"element {where} with no barrier between them: {_RACE[hazard.kind]}. The values "
-                f"may look right here (or on one run of a GPU) and be wrong the next time. {fix}")
+                f"element {where} with no barrier between them: {_RACE[hazard.kind]}.")
     who = (f" (block {tuple(hazard.block)}, thread {_thread(hazard.threads[0])})"
            if hazard.threads else "")
     if hazard.kind == "barrier":
@@ -72,14 +66,39 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
     return f"{hazard.kind}{who}: {hazard.detail}"
 
 
+_RACE_FIX = {
+    "shared": "Put `cuda.syncthreads()` between the write and the read (outside any `if`).",
+    "global": "Several threads update one element: use an atomic (`cuda.atomic.add`), or give "
+              "each thread its own element; a barrier helps only when one thread writes what "
+              "others read after it.",
+}
+SHOWN_RACES = 2   # races described one by one; more are counted
+
+
 def hazards(observation: Observation, kernel) -> list[tuple[str, str]]:
-    """(kind, sentence) for every race, partial barrier, uninitialised read, out-of-bounds index."""
-    seen, found = set(), []
+    """(kind, sentence) for every partial barrier, uninitialised read, out-of-bounds index, and
+    the first races (the rest counted), ending with what races mean and how to fix them."""
+    seen, found, races, spaces = set(), [], 0, []
     for hazard in observation.hazards:
         key = (hazard.kind, hazard.space, tuple(sorted(hazard.lines)))
-        if key not in seen:
-            seen.add(key)
-            found.append((hazard.kind, describe_hazard(hazard, kernel)))
+        if key in seen:
+            continue
+        seen.add(key)
+        if hazard.kind in _RACE:
+            races += 1
+            space = hazard.space or "shared"
+            if space not in spaces:
+                spaces.append(space)
+            if races > SHOWN_RACES:
+                continue
+        found.append((hazard.kind, describe_hazard(hazard, kernel)))
+    if races:
+        more = (f"{races - SHOWN_RACES} more pair(s) of lines race the same way. "
+                if races > SHOWN_RACES else "")
+        fixes = " ".join(_RACE_FIX.get(space, _RACE_FIX["global"]) for space in spaces)
+        last_kind = found[-1][0] if found else "RAW"
+        found.append((last_kind, f"{more}A race gives values that may look right here (or on one "
+                                 f"run of a GPU) and be wrong the next time. {fixes}"))
     return found
 
 
@@ -118,18 +137,22 @@ class NoBankConflicts:
     slack: float = 1.05
 
     def __call__(self, observation, kernel, case) -> list[str]:
-        found = []
+        by_ways: dict = {}
         for rows in _by_line(observation.select("shared", self.op)):
             bad = [r for r in rows if r.requests and r.ideal_wavefronts
                    and r.conflict_ways > self.slack]
-            if not bad:
-                continue
-            worst = max(bad, key=lambda r: r.conflict_ways)
-            ops = " and ".join(f"{r.op}s" for r in bad)
-            found.append(f"{worst.conflict_ways:.0f}-way bank conflict on {_line(worst, kernel)} "
-                         f"({ops}): {worst.wavefronts / worst.requests:.1f} wavefronts per request "
-                         f"where {worst.ideal_wavefronts / worst.requests:.1f} would do. Lanes of "
-                         "a warp hit different addresses in the same bank.")
+            if bad:
+                worst = max(bad, key=lambda r: r.conflict_ways)
+                ops = " and ".join(f"{r.op}s" for r in bad)
+                by_ways.setdefault(round(worst.conflict_ways), []).append((worst, ops))
+        found = []
+        for ways, places in sorted(by_ways.items(), reverse=True):
+            worst = places[0][0]
+            where = ", ".join(f"{_line(row, kernel)} ({ops})" for row, ops in places)
+            found.append(f"{ways}-way bank conflict{'s' if len(places) > 1 else ''} on {where}: "
+                         f"{worst.wavefronts / worst.requests:.1f} wavefronts per request where "
+                         f"{worst.ideal_wavefronts / worst.requests:.1f} would do. Lanes of a "
+                         "warp hit different addresses in the same bank.")
         return found
 
 

@@ -97,8 +97,9 @@ def _trace(exercise, fn, case) -> tuple[tracing.Observation | None, str | None]:
                 value[...] = 0 if name in case.zeros else running.poison(value.dtype)
         args.append(value)
     try:
-        return tracing.observe(fn, case.grid, case.block, args,
-                               blocks=exercise.trace_blocks), None
+        with running.quiet():
+            return tracing.observe(fn, case.grid, case.block, args,
+                                   blocks=exercise.trace_blocks), None
     except tracing.Unavailable as error:
         return None, str(error)
 
