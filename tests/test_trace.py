@@ -194,6 +194,46 @@ def test_constant_reads_count_distinct_addresses(per_lane, addresses):
 
 
 @cuda.jit
+def lut_global(out):
+    """A module-level NumPy array in a kernel is frozen into constant memory by Numba."""
+    i = cuda.threadIdx.x
+    out[i] = LUT[i % 4]
+
+
+@cuda.jit
+def lut_write(out):
+    """Writing a constant array: a GPU kernel cannot (Numba refuses to compile it)."""
+    lut = cuda.const.array_like(LUT)
+    lut[0] = out[0]
+
+
+@cuda.jit
+def dynamic_reverse(a):
+    """Reverse 64 values through dynamic shared memory (its size given at launch)."""
+    s = cuda.shared.array(0, float32)
+    t = cuda.threadIdx.x
+    s[t] = a[t]
+    cuda.syncthreads()
+    a[t] = s[63 - t]
+
+
+def test_global_arrays_are_constant_memory_and_read_only():
+    out = np.zeros(32, np.float32)
+    read = trace_kernel(lut_global, 1, 32, out).line(line_of(lut_global, "LUT[i % 4]"), "constant")
+    assert read.addresses == 4 and read.arrays == ("LUT",)
+    assert np.array_equal(out, np.tile(LUT[:4], 8))
+    with pytest.raises(UnsupportedError, match="read-only"):
+        trace_kernel(lut_write, 1, 1, out)
+
+
+def test_dynamic_shared_memory():
+    a = np.arange(64, dtype=np.float32)
+    trace = trace_kernel(dynamic_reverse, 1, 64, a, dynamic_shared=64 * 4)
+    assert trace.hazards == [] and np.array_equal(a, np.arange(64, dtype=np.float32)[::-1])
+    assert trace.line(line_of(dynamic_reverse, "a[t] = s[63 - t]"), "shared").wavefronts == 2
+
+
+@cuda.jit
 def count_atomics(counts, spread):
     """Every lane adds 1 to counts[0], or to its own counts[lane]."""
     i = cuda.threadIdx.x
