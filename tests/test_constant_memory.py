@@ -1,5 +1,6 @@
 """Lesson 04: every filter kernel and the lookup tables against NumPy, borders included, plus the
 regressions of issue 13 (kept launches, in-place out=, tall images, failed calls)."""
+
 import os
 import subprocess
 import sys
@@ -34,8 +35,9 @@ def poisoned_run(wrapper, image, *args, **kwargs):
 
 def assert_filtered(got, image, weights):
     assert not np.isnan(got).any(), "some output pixels were never written"
-    np.testing.assert_allclose(got, reference.reference(image, weights), rtol=0,
-                               atol=reference.tolerance(image, weights))
+    np.testing.assert_allclose(
+        got, reference.reference(image, weights), rtol=0, atol=reference.tolerance(image, weights)
+    )
 
 
 def image_of(rng, shape, dtype=np.float32):
@@ -46,10 +48,18 @@ def image_of(rng, shape, dtype=np.float32):
 
 # ---- textbook kernels ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-@pytest.mark.parametrize("memory, name", [("global", None), ("constant", "LAPLACIAN"),
-                                          ("constant", "BOX_BLUR"), ("constant", "GAUSSIAN_5"),
-                                          ("frozen", "GAUSSIAN_5")])
+@pytest.mark.parametrize(
+    "memory, name",
+    [
+        ("global", None),
+        ("constant", "LAPLACIAN"),
+        ("constant", "BOX_BLUR"),
+        ("constant", "GAUSSIAN_5"),
+        ("frozen", "GAUSSIAN_5"),
+    ],
+)
 def test_textbook_filter_matches_numpy(rng, memory, name, shape):
     image = image_of(rng, shape)
     weights = random_filter(rng, 3, 5) if name is None else filters.NAMED[name]
@@ -57,25 +67,31 @@ def test_textbook_filter_matches_numpy(rng, memory, name, shape):
     assert_filtered(got, image, weights)
 
 
-@pytest.mark.parametrize("filter_shape", [(1, 1), (3, 7), (9, 9)])   # 9x9: wider than the image
+@pytest.mark.parametrize("filter_shape", [(1, 1), (3, 7), (9, 9)])  # 9x9: wider than the image
 def test_textbook_global_filter_of_any_odd_shape(rng, filter_shape):
     image = image_of(rng, (6, 8))
     weights = random_filter(rng, *filter_shape)
     assert_filtered(poisoned_run(textbook.filter2d, image, weights), image, weights)
 
 
-@pytest.mark.parametrize("shape", [(1, 37), (37, 1), (29, 41)],
-                         ids=["one row", "one column", "blocks"])
+@pytest.mark.parametrize(
+    "shape", [(1, 37), (37, 1), (29, 41)], ids=["one row", "one column", "blocks"]
+)
 def test_textbook_tiled_filter_matches_numpy(rng, shape):
     image = image_of(rng, shape)
     got = poisoned_run(textbook.filter2d_tiled, image, filters.GAUSSIAN_5)
     assert_filtered(got, image, filters.GAUSSIAN_5)
 
 
-@pytest.mark.parametrize("wrapper, kwargs", [(textbook.filter2d, {"memory": "global"}),
-                                             (textbook.filter2d, {"memory": "constant"}),
-                                             (textbook.filter2d_tiled, {}),
-                                             (fast.filter2d, {"tile": SMALL_TILE})])
+@pytest.mark.parametrize(
+    "wrapper, kwargs",
+    [
+        (textbook.filter2d, {"memory": "global"}),
+        (textbook.filter2d, {"memory": "constant"}),
+        (textbook.filter2d_tiled, {}),
+        (fast.filter2d, {"tile": SMALL_TILE}),
+    ],
+)
 def test_uint8_image_gives_float32(rng, wrapper, kwargs):
     image = image_of(rng, (11, 19), np.uint8)
     got = wrapper(image, filters.GAUSSIAN_5, **kwargs)
@@ -102,13 +118,15 @@ def test_lookup_table(rng, memory, shape):
 
 # ---- fast kernels ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("memory", fast.MEMORIES)
 @pytest.mark.parametrize("shape", [*SHAPES.values(), (29, 41)], ids=[*SHAPES.keys(), "blocks"])
 def test_fast_filter_matches_numpy(rng, memory, shape):
     image = image_of(rng, shape)
     weights = random_filter(rng, 5, 3)
-    assert_filtered(poisoned_run(fast.filter2d, image, weights, memory=memory, tile=SMALL_TILE),
-                    image, weights)
+    assert_filtered(
+        poisoned_run(fast.filter2d, image, weights, memory=memory, tile=SMALL_TILE), image, weights
+    )
 
 
 @pytest.mark.parametrize("memory", fast.MEMORIES)
@@ -120,10 +138,21 @@ def test_fast_filter_with_the_tuned_tile(rng, memory):
 
 
 @settings(max_examples=5, deadline=None)
-@given(h=st.integers(1, 24), w=st.integers(1, 24), ry=st.integers(0, 3), rx=st.integers(0, 3),
-       tile=st.builds(Tile, st.sampled_from([1, 4, 8]), st.integers(1, 3), st.integers(1, 5),
-                      st.integers(1, 2), st.booleans()),
-       seed=st.integers(0, 2**16))
+@given(
+    h=st.integers(1, 24),
+    w=st.integers(1, 24),
+    ry=st.integers(0, 3),
+    rx=st.integers(0, 3),
+    tile=st.builds(
+        Tile,
+        st.sampled_from([1, 4, 8]),
+        st.integers(1, 3),
+        st.integers(1, 5),
+        st.integers(1, 2),
+        st.booleans(),
+    ),
+    seed=st.integers(0, 2**16),
+)
 def test_fast_filter_any_odd_filter_any_shape_any_tile(h, w, ry, rx, tile, seed):
     rng = np.random.default_rng(seed)
     image = rng.random((h, w), dtype=np.float32)
@@ -144,10 +173,12 @@ def test_every_fast_instance_has_its_own_name_and_is_compiled_once(rng):
     constant = fast.tiled_kernel(weights, tile=SMALL_TILE)
     assert fast.tiled_kernel(weights.copy(), tile=SMALL_TILE) is constant
     assert fast.tiled_kernel(weights.astype(np.float64), tile=SMALL_TILE) is constant
-    others = [fast.tiled_kernel(weights + 1, tile=SMALL_TILE),
-              fast.tiled_kernel(weights, memory="global", tile=SMALL_TILE),
-              fast.tiled_kernel(weights, tile=SMALL_TILE._replace(fast_interior=False)),
-              fast.tiled_kernel(weights, tile=SMALL_TILE._replace(rows=3))]
+    others = [
+        fast.tiled_kernel(weights + 1, tile=SMALL_TILE),
+        fast.tiled_kernel(weights, memory="global", tile=SMALL_TILE),
+        fast.tiled_kernel(weights, tile=SMALL_TILE._replace(fast_interior=False)),
+        fast.tiled_kernel(weights, tile=SMALL_TILE._replace(rows=3)),
+    ]
     names = [(getattr(k, "py_func", None) or k.fn).__name__ for k in [constant, *others]]
     assert len(set(names)) == len(names), names
     assert names[0].startswith("filter_tiled_constant_3x3_8x2_r4c2_")
@@ -158,7 +189,7 @@ def test_editing_the_host_filter_after_compiling_gives_a_new_kernel(rng):
     image = image_of(rng, (9, 11))
     weights = random_filter(rng, 3, 3)
     fast.filter2d(image, weights, tile=SMALL_TILE)
-    weights[1, 1] += 10                  # the compiled kernel holds a copy of the old bytes
+    weights[1, 1] += 10  # the compiled kernel holds a copy of the old bytes
     assert_filtered(fast.filter2d(image, weights, tile=SMALL_TILE), image, weights)
 
 
@@ -168,7 +199,7 @@ def test_tuning_space_holds_the_chosen_tile_and_builds_launches():
     assert fast.Tile(32, **chosen) == fast.TILE
     prepared, nbytes = fast.TUNING["case"](**chosen)
     assert isinstance(prepared, launch.Launch) and nbytes == 2 * prepared.out.size * 4
-    with pytest.raises(ValueError, match="48 KiB"):    # the tuning tool skips what a kernel refuses
+    with pytest.raises(ValueError, match="48 KiB"):  # the tuning tool skips what a kernel refuses
         fast.TUNING["case"](threads_y=8, rows=32, cols=4)
 
 
@@ -188,21 +219,25 @@ def test_launches_prepared_for_other_shapes_keep_their_own_grid(rng, name):
     wrapper, kwargs = WRAPPERS[name]
     images = [image_of(rng, shape) for shape in ((8, 8), (18, 18), (2, 33), (33, 2))]
     outs = [cuda.to_device(np.full(i.shape, np.nan, dtype=np.float32)) for i in images]
-    prepared = [wrapper.prepare(cuda.to_device(i), filters.GAUSSIAN_5, out=o, **kwargs)
-                for i, o in zip(images, outs)]
+    prepared = [
+        wrapper.prepare(cuda.to_device(i), filters.GAUSSIAN_5, out=o, **kwargs)
+        for i, o in zip(images, outs)
+    ]
     for run in prepared[::-1]:
         run()
     for image, out in zip(images, outs):
         assert_filtered(out.copy_to_host(), image, filters.GAUSSIAN_5)
-    for image in images[2:0:-1]:                        # plain calls, interleaved
+    for image in images[2:0:-1]:  # plain calls, interleaved
         assert_filtered(wrapper(image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5)
 
 
 def test_lookup_prepared_for_other_shapes_keeps_its_own_grid(rng):
     images = [rng.integers(0, 256, size=s, dtype=np.uint8) for s in ((8, 8), (2, 40), (40, 2))]
     outs = [cuda.device_array(i.shape, np.float32) for i in images]
-    prepared = [textbook.lookup.prepare(cuda.to_device(i), filters.TONE_CURVE, out=o, block=(8, 8))
-                for i, o in zip(images, outs)]
+    prepared = [
+        textbook.lookup.prepare(cuda.to_device(i), filters.TONE_CURVE, out=o, block=(8, 8))
+        for i, o in zip(images, outs)
+    ]
     for run in prepared[::-1]:
         run()
     for image, out in zip(images, outs):
@@ -239,16 +274,19 @@ def test_tall_and_wide_images_run_in_bands_that_fit_the_grid(rng, monkeypatch, n
         prepared = wrapper.prepare(image, filters.GAUSSIAN_5, **kwargs)
         assert all(step.grid[1] <= 2 for step in prepared.steps)
         assert len(prepared.steps) > 1 or shape[0] == 1
-        assert_filtered(poisoned_run(wrapper, image, filters.GAUSSIAN_5, **kwargs), image,
-                        filters.GAUSSIAN_5)
+        assert_filtered(
+            poisoned_run(wrapper, image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5
+        )
 
 
 def test_tall_lookup_runs_in_bands(rng, monkeypatch):
     monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
     image = rng.integers(0, 256, size=(70, 1), dtype=np.uint8)
     assert len(textbook.lookup.prepare(image, filters.TONE_CURVE, block=(1, 8)).steps) == 5
-    np.testing.assert_array_equal(textbook.lookup(image, filters.TONE_CURVE, memory="constant",
-                                                  block=(1, 8)), filters.TONE_CURVE[image])
+    np.testing.assert_array_equal(
+        textbook.lookup(image, filters.TONE_CURVE, memory="constant", block=(1, 8)),
+        filters.TONE_CURVE[image],
+    )
 
 
 @pytest.mark.parametrize("name", WRAPPERS)
@@ -268,26 +306,35 @@ GOOD = np.ones((8, 8), np.float32)
 THREE = np.ones((3, 3), np.float32)
 
 
-@pytest.mark.parametrize("image, weights, kwargs, error, message", [
-    (GOOD, [[1.0]], {}, TypeError, r"np\.asarray\(weights, dtype=np\.float32\)"),
-    (GOOD, np.ones((4, 4), np.float32), {}, ValueError, "sides must be odd"),
-    (GOOD, np.ones((3, 2), np.float32), {}, ValueError, "sides must be odd"),
-    (GOOD, np.ones((3, 3), np.int32), {}, TypeError, "dtype int32"),
-    (GOOD, np.ones(3, np.float32), {}, ValueError, "2-D filter"),
-    (np.ones((8, 8), np.float64), THREE, {}, TypeError, "dtype float64"),
-    (np.ones((8, 8), np.int16), THREE, {}, TypeError, "dtype int16"),
-    (np.ones(8, np.float32), THREE, {}, ValueError, "must be 2-D"),
-    (np.ones((2, 8, 8), np.float32), THREE, {}, ValueError, "must be 2-D"),
-    (np.ones((8, 8), np.float32)[:, ::2], THREE, {}, ValueError, "C-contiguous"),
-    (np.ones((0, 8), np.float32), THREE, {}, ValueError, "empty"),
-    (GOOD, THREE, {"memory": "texture"}, ValueError, "memory must be one of"),
-    (GOOD, THREE, {"block": (64, 32)}, ValueError, "at most 1024"),
-    (GOOD, THREE, {"block": (8, 8, 2)}, ValueError, r"\(x, y\) pair"),
-    (GOOD, THREE, {"block": 0}, ValueError, "integer >= 1"),
-    (GOOD, THREE, {"memory": "constant"}, ValueError, "only for LAPLACIAN or BOX_BLUR or GAUSSIAN"),
-    (GOOD, THREE, {"memory": "frozen"}, ValueError, r"fast\.filter2d\(image, weights\)"),
-    (GOOD, np.ones((129, 129), np.float32), {"memory": "constant"}, ValueError, "64 KiB"),
-])
+@pytest.mark.parametrize(
+    "image, weights, kwargs, error, message",
+    [
+        (GOOD, [[1.0]], {}, TypeError, r"np\.asarray\(weights, dtype=np\.float32\)"),
+        (GOOD, np.ones((4, 4), np.float32), {}, ValueError, "sides must be odd"),
+        (GOOD, np.ones((3, 2), np.float32), {}, ValueError, "sides must be odd"),
+        (GOOD, np.ones((3, 3), np.int32), {}, TypeError, "dtype int32"),
+        (GOOD, np.ones(3, np.float32), {}, ValueError, "2-D filter"),
+        (np.ones((8, 8), np.float64), THREE, {}, TypeError, "dtype float64"),
+        (np.ones((8, 8), np.int16), THREE, {}, TypeError, "dtype int16"),
+        (np.ones(8, np.float32), THREE, {}, ValueError, "must be 2-D"),
+        (np.ones((2, 8, 8), np.float32), THREE, {}, ValueError, "must be 2-D"),
+        (np.ones((8, 8), np.float32)[:, ::2], THREE, {}, ValueError, "C-contiguous"),
+        (np.ones((0, 8), np.float32), THREE, {}, ValueError, "empty"),
+        (GOOD, THREE, {"memory": "texture"}, ValueError, "memory must be one of"),
+        (GOOD, THREE, {"block": (64, 32)}, ValueError, "at most 1024"),
+        (GOOD, THREE, {"block": (8, 8, 2)}, ValueError, r"\(x, y\) pair"),
+        (GOOD, THREE, {"block": 0}, ValueError, "integer >= 1"),
+        (
+            GOOD,
+            THREE,
+            {"memory": "constant"},
+            ValueError,
+            "only for LAPLACIAN or BOX_BLUR or GAUSSIAN",
+        ),
+        (GOOD, THREE, {"memory": "frozen"}, ValueError, r"fast\.filter2d\(image, weights\)"),
+        (GOOD, np.ones((129, 129), np.float32), {"memory": "constant"}, ValueError, "64 KiB"),
+    ],
+)
 def test_bad_textbook_filter_input_is_named(image, weights, kwargs, error, message):
     with pytest.raises(error, match=message):
         textbook.filter2d(image, weights, **kwargs)
@@ -298,41 +345,58 @@ def test_the_textbook_tiled_kernel_refuses_other_filters():
         textbook.filter2d_tiled(GOOD, filters.LAPLACIAN)
 
 
-@pytest.mark.parametrize("weights, kwargs, error, message", [
-    ([[1.0]], {}, TypeError, r"np\.asarray\(weights"),
-    (THREE, {"memory": "frozen"}, ValueError, "memory must be one of"),
-    (np.ones((129, 129), np.float32), {}, ValueError, "64 KiB"),
-    (np.ones((81, 81), np.float32), {"memory": "global"}, ValueError, "48 KiB"),
-    (THREE, {"tile": (32, 4, 8, 4)}, TypeError, r"fast\.Tile"),
-    (THREE, {"tile": Tile(32, 8, 0)}, ValueError, "tile.rows must be an integer >= 1"),
-    (THREE, {"tile": Tile(64, 32)}, ValueError, "at most 1024"),
-])
+@pytest.mark.parametrize(
+    "weights, kwargs, error, message",
+    [
+        ([[1.0]], {}, TypeError, r"np\.asarray\(weights"),
+        (THREE, {"memory": "frozen"}, ValueError, "memory must be one of"),
+        (np.ones((129, 129), np.float32), {}, ValueError, "64 KiB"),
+        (np.ones((81, 81), np.float32), {"memory": "global"}, ValueError, "48 KiB"),
+        (THREE, {"tile": (32, 4, 8, 4)}, TypeError, r"fast\.Tile"),
+        (THREE, {"tile": Tile(32, 8, 0)}, ValueError, "tile.rows must be an integer >= 1"),
+        (THREE, {"tile": Tile(64, 32)}, ValueError, "at most 1024"),
+    ],
+)
 def test_bad_fast_filter_input_is_named(weights, kwargs, error, message):
     with pytest.raises(error, match=message):
         fast.filter2d(GOOD, weights, **kwargs)
 
 
 def test_largest_constant_filter_is_accepted():
-    weights = np.ones((127, 127), np.float32)          # 64,516 bytes: fits in 64 KiB
+    weights = np.ones((127, 127), np.float32)  # 64,516 bytes: fits in 64 KiB
     assert checks.weights(weights, constant=True).nbytes == 127 * 127 * 4
 
 
-@pytest.mark.parametrize("image, table, kwargs, error, message", [
-    (np.ones((4, 4), np.uint8), np.ones(255, np.float32), {}, ValueError, "256 entries"),
-    (np.ones((4, 4), np.uint8), np.ones(256, np.float64), {}, ValueError, "float32"),
-    (np.ones((4, 4), np.uint8), list(range(256)), {}, TypeError, r"np\.asarray\(table"),
-    (np.ones((4, 4), np.float32), np.ones(256, np.float32), {}, TypeError, "dtype float32"),
-    (np.ones((4, 4), np.uint8), np.ones(256, np.float32), {"memory": "frozen"}, ValueError,
-     "memory must be one of"),
-    (np.ones((4, 4), np.uint8), np.ones(256, np.float32), {"memory": "constant"}, ValueError,
-     "only for TONE_CURVE"),
-])
+@pytest.mark.parametrize(
+    "image, table, kwargs, error, message",
+    [
+        (np.ones((4, 4), np.uint8), np.ones(255, np.float32), {}, ValueError, "256 entries"),
+        (np.ones((4, 4), np.uint8), np.ones(256, np.float64), {}, ValueError, "float32"),
+        (np.ones((4, 4), np.uint8), list(range(256)), {}, TypeError, r"np\.asarray\(table"),
+        (np.ones((4, 4), np.float32), np.ones(256, np.float32), {}, TypeError, "dtype float32"),
+        (
+            np.ones((4, 4), np.uint8),
+            np.ones(256, np.float32),
+            {"memory": "frozen"},
+            ValueError,
+            "memory must be one of",
+        ),
+        (
+            np.ones((4, 4), np.uint8),
+            np.ones(256, np.float32),
+            {"memory": "constant"},
+            ValueError,
+            "only for TONE_CURVE",
+        ),
+    ],
+)
 def test_bad_lookup_input_is_named(image, table, kwargs, error, message):
     with pytest.raises(error, match=message):
         textbook.lookup(image, table, **kwargs)
 
 
 # ---- filters, reference, PTX -----------------------------------------------------------------
+
 
 def test_named_filters_are_read_only_float32():
     assert filters.LAPLACIAN.sum() == 0 and filters.LAPLACIAN[1, 1] == -4
@@ -352,7 +416,7 @@ def test_named_filters_are_read_only_float32():
 def test_reference_is_clamp_to_edge():
     image = np.arange(12, dtype=np.float32).reshape(3, 4)
     shift_right = np.zeros((1, 3), dtype=np.float32)
-    shift_right[0, 0] = 1                              # out[y, x] = image[y, clamp(x - 1)]
+    shift_right[0, 0] = 1  # out[y, x] = image[y, clamp(x - 1)]
     np.testing.assert_array_equal(reference.reference(image, shift_right)[:, 0], image[:, 0])
     np.testing.assert_array_equal(reference.reference(image, shift_right)[:, 1:], image[:, :-1])
 
@@ -373,15 +437,18 @@ def test_every_kernel_is_registered_with_its_signatures(module):
 
 
 def test_ptx_summary_counts_const_arrays_loads_and_immediates():
-    text = "\n".join([
-        ".const .align 4 .b8 _cudapy_cmem[1024] = {0, 0, 128, 63};",
-        "\tld.const.f32 \t%f1, [%rd25];",
-        "\tld.global.u8 \t%r7, [%rd22];",
-        "\tfma.rn.f32 \t%f3, %f2, 0f3F800000, %f1;",      # an immediate weight
-        "\tfma.rn.f32 \t%f4, %f2, %f3, 0f00000000;",      # an immediate addend only: not counted
-    ])
-    assert ptx.ptx_summary(text) == ("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const, "
-                                     "1 ld.global, 1 fma with an immediate")
+    text = "\n".join(
+        [
+            ".const .align 4 .b8 _cudapy_cmem[1024] = {0, 0, 128, 63};",
+            "\tld.const.f32 \t%f1, [%rd25];",
+            "\tld.global.u8 \t%r7, [%rd22];",
+            "\tfma.rn.f32 \t%f3, %f2, 0f3F800000, %f1;",  # an immediate weight
+            "\tfma.rn.f32 \t%f4, %f2, %f3, 0f00000000;",  # an immediate addend only: not counted
+        ]
+    )
+    assert ptx.ptx_summary(text) == (
+        "1 .const array(s) _cudapy_cmem[1024]; 1 ld.const, 1 ld.global, 1 fma with an immediate"
+    )
     assert ptx.ptx_summary({"sig a": text, "sig b": ""}) == ptx.ptx_summary(text)
     assert ptx.ptx_summary("").startswith("0 .const array(s);")
 
@@ -413,14 +480,15 @@ def test_ptx_shows_where_each_kernel_keeps_its_filter():
     """Compile-only (no GPU): constant kernels keep a .const array or fold the taps into fmas."""
     env = {**os.environ, "GPGPU_LESSONS_COMPILE_ONLY": "1", "GPGPU_LESSONS_QUIET": "1"}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    done = subprocess.run([sys.executable, "-c", PTX_SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", PTX_SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     gaussian, tone, tiled, tiled_global = done.stdout.splitlines()
     assert gaussian.startswith("1 .const array(s) _cudapy_cmem[100];")
-    assert " 0 ld.const" not in gaussian                  # the 5x5 loop reads constant memory
+    assert " 0 ld.const" not in gaussian  # the 5x5 loop reads constant memory
     assert tone.startswith("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const")
-    assert tiled.startswith("0 .const array(s); 0 ld.const")       # the taps are immediates
+    assert tiled.startswith("0 .const array(s); 0 ld.const")  # the taps are immediates
     assert " 0 fma with an immediate" not in tiled
     assert " 0 fma with an immediate" in tiled_global
     assert "filter_tiled_constant_5x5_8x2_r4c2_" in tiled

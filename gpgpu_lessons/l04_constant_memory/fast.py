@@ -16,6 +16,7 @@ Any other filter, memory or tile shape is the same code compiled with other cons
 `tiled_kernel` copies these functions with their module constants replaced (Numba freezes a
 function's globals at compile time, so each copy is a kernel of its own, with its own name).
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,8 +40,8 @@ class Tile(NamedTuple):
 
     threads_x: int = 32
     threads_y: int = 4
-    rows: int = 8               # output rows per thread, one below the other
-    cols: int = 4               # output columns per thread, threads_x apart (less halo per output)
+    rows: int = 8  # output rows per thread, one below the other
+    cols: int = 4  # output columns per thread, threads_x apart (less halo per output)
     fast_interior: bool = True  # blocks inside the image skip every clamp and bounds test
 
 
@@ -56,22 +57,33 @@ def constants(tile: Tile, filter_shape) -> dict:
     ky, kx = filter_shape
     out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols
     tile_h, tile_w = out_h + ky - 1, out_w + kx - 1
-    return {"THREADS_X": tile.threads_x, "THREADS_Y": tile.threads_y, "ROWS": tile.rows,
-            "COLS": tile.cols, "FAST_INTERIOR": tile.fast_interior, "KY": ky, "KX": kx,
-            "OUT_H": out_h, "OUT_W": out_w, "TILE_H": tile_h, "TILE_W": tile_w,
-            "PASSES_Y": -(-tile_h // tile.threads_y), "PASSES_X": -(-tile_w // tile.threads_x),
-            "WINDOW": tile.rows + ky - 1}
+    return {
+        "THREADS_X": tile.threads_x,
+        "THREADS_Y": tile.threads_y,
+        "ROWS": tile.rows,
+        "COLS": tile.cols,
+        "FAST_INTERIOR": tile.fast_interior,
+        "KY": ky,
+        "KX": kx,
+        "OUT_H": out_h,
+        "OUT_W": out_w,
+        "TILE_H": tile_h,
+        "TILE_W": tile_w,
+        "PASSES_Y": -(-tile_h // tile.threads_y),
+        "PASSES_X": -(-tile_w // tile.threads_x),
+        "WINDOW": tile.rows + ky - 1,
+    }
 
 
-WEIGHTS = GAUSSIAN_5                # the filter a constant-memory kernel has compiled in
-THREADS_X, THREADS_Y = TILE.threads_x, TILE.threads_y      # threads per block
-ROWS, COLS = TILE.rows, TILE.cols   # outputs per thread: ROWS down a column, COLS columns
+WEIGHTS = GAUSSIAN_5  # the filter a constant-memory kernel has compiled in
+THREADS_X, THREADS_Y = TILE.threads_x, TILE.threads_y  # threads per block
+ROWS, COLS = TILE.rows, TILE.cols  # outputs per thread: ROWS down a column, COLS columns
 FAST_INTERIOR = TILE.fast_interior
-KY, KX = WEIGHTS.shape              # filter rows and columns
-OUT_H, OUT_W = THREADS_Y * ROWS, THREADS_X * COLS          # a block's outputs
-TILE_H, TILE_W = OUT_H + KY - 1, OUT_W + KX - 1            # ... plus the filter's halo
-PASSES_Y, PASSES_X = -(-TILE_H // THREADS_Y), -(-TILE_W // THREADS_X)   # loads per thread
-WINDOW = ROWS + KY - 1              # tile rows behind one thread's ROWS outputs
+KY, KX = WEIGHTS.shape  # filter rows and columns
+OUT_H, OUT_W = THREADS_Y * ROWS, THREADS_X * COLS  # a block's outputs
+TILE_H, TILE_W = OUT_H + KY - 1, OUT_W + KX - 1  # ... plus the filter's halo
+PASSES_Y, PASSES_X = -(-TILE_H // THREADS_Y), -(-TILE_W // THREADS_X)  # loads per thread
+WINDOW = ROWS + KY - 1  # tile rows behind one thread's ROWS outputs
 
 
 @cuda.jit(device=True, inline="always")
@@ -86,14 +98,14 @@ def global_taps(weights):
     return weights
 
 
-read_taps = constant_taps           # where filter_tiled reads its filter (global_taps: 'global')
+read_taps = constant_taps  # where filter_tiled reads its filter (global_taps: 'global')
 
 
 @cuda.jit(device=True, inline="always")
 def last_pass_clamp(k, i, passes, n):
-    """Index k of pass i; the last pass, which may stick out of a tile of n, repeats index
-    n - 1 (the same value to the same place). After unrolling, i is a constant: only the
-    last pass pays for the min."""
+    """Index k of pass i; the last pass, which may stick out of a tile of n, repeats n - 1."""
+    # The same value goes to the same place again. Once unrolled, i is a constant: only the
+    # last pass pays for the min.
     return k if i < passes - 1 else min(k, n - 1)
 
 
@@ -103,13 +115,13 @@ def load_tile(image, tile, y0, x0, clamped):
     h, w = image.shape
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     staged = cuda.local.array((PASSES_Y, PASSES_X), float32)
-    for i in range(PASSES_Y):               # every load first, with no branch between them,
-        r = last_pass_clamp(ty + i * THREADS_Y, i, PASSES_Y, TILE_H)   # so all are in flight
+    for i in range(PASSES_Y):  # every load first, with no branch between them,
+        r = last_pass_clamp(ty + i * THREADS_Y, i, PASSES_Y, TILE_H)  # so all are in flight
         row = image[clamp(y0 + r, h) if clamped else at(y0 + r)]
-        for j in range(PASSES_X):           # coalesced: a warp reads neighbours of one row
+        for j in range(PASSES_X):  # coalesced: a warp reads neighbours of one row
             c = last_pass_clamp(tx + j * THREADS_X, j, PASSES_X, TILE_W)
             staged[i, j] = float32(row[clamp(x0 + c, w) if clamped else at(x0 + c)])
-    for i in range(PASSES_Y):               # then the stores
+    for i in range(PASSES_Y):  # then the stores
         for j in range(PASSES_X):
             r = last_pass_clamp(ty + i * THREADS_Y, i, PASSES_Y, TILE_H)
             c = last_pass_clamp(tx + j * THREADS_X, j, PASSES_X, TILE_W)
@@ -122,12 +134,12 @@ def filter_tile(tile, taps, out, y0, x0, clamped):
     top = cuda.threadIdx.y * ROWS
     for col in range(COLS):
         left = cuda.threadIdx.x + col * THREADS_X
-        acc = cuda.local.array(ROWS, float32)    # constant indices once unrolled: registers
+        acc = cuda.local.array(ROWS, float32)  # constant indices once unrolled: registers
         for k in range(ROWS):
             acc[k] = 0
         column = cuda.local.array(WINDOW, float32)
         for dx in range(KX):
-            for j in range(WINDOW):             # each tile value read from shared memory once
+            for j in range(WINDOW):  # each tile value read from shared memory once
                 column[j] = tile[at(top + j), at(left + dx)]
             for dy in range(KY):
                 for k in range(ROWS):
@@ -141,25 +153,26 @@ def filter_tile(tile, taps, out, y0, x0, clamped):
 @cuda.jit
 def filter_tiled(image, weights, out, first_block_row):
     """Stage a tile plus halo in shared memory; each thread makes ROWS x COLS outputs."""
-    taps = cuda.local.array((KY, KX), float32)      # the filter in registers: read once
+    taps = cuda.local.array((KY, KX), float32)  # the filter in registers: read once
     for dy in range(KY):
         for dx in range(KX):
             taps[dy, dx] = read_taps(weights)[dy, dx]
     tile = cuda.shared.array((TILE_H, TILE_W), float32)
-    x0 = cuda.blockIdx.x * OUT_W - KX // 2          # where tile[0, 0] is (may be outside)
-    y0 = (first_block_row + cuda.blockIdx.y) * OUT_H - KY // 2   # a tall image: several launches
+    x0 = cuda.blockIdx.x * OUT_W - KX // 2  # where tile[0, 0] is (may be outside)
+    y0 = (first_block_row + cuda.blockIdx.y) * OUT_H - KY // 2  # a tall image: several launches
     h, w = image.shape
     if FAST_INTERIOR and y0 >= 0 and x0 >= 0 and y0 + TILE_H <= h and x0 + TILE_W <= w:
-        load_tile(image, tile, y0, x0, False)       # an interior block: no clamps, no tests
+        load_tile(image, tile, y0, x0, False)  # an interior block: no clamps, no tests
         cuda.syncthreads()
         filter_tile(tile, taps, out, y0, x0, False)
-    else:                                           # a border block
+    else:  # a border block
         load_tile(image, tile, y0, x0, True)
         cuda.syncthreads()
         filter_tile(tile, taps, out, y0, x0, True)
 
 
 # ---- the same kernel for other filters, memories and tile shapes -----------------------------
+
 
 def _python_function(kernel):
     """The Python function behind a Numba kernel (on a GPU) or its simulator stand-in."""
@@ -169,8 +182,13 @@ def _python_function(kernel):
 def _copy(kernel, namespace: dict, name: str | None = None):
     """A copy of a kernel's Python function that reads its globals from `namespace`."""
     original = _python_function(kernel)
-    function = types.FunctionType(original.__code__, namespace, name or original.__name__,
-                                  original.__defaults__, original.__closure__)
+    function = types.FunctionType(
+        original.__code__,
+        namespace,
+        name or original.__name__,
+        original.__defaults__,
+        original.__closure__,
+    )
     function.__qualname__ = function.__name__
     function.__doc__ = original.__doc__
     return function
@@ -179,8 +197,10 @@ def _copy(kernel, namespace: dict, name: str | None = None):
 def kernel_name(memory: str, weights: np.ndarray, tile: Tile) -> str:
     """The profiler's name for one instance, e.g. filter_tiled_constant_5x5_32x4_r8c4_3b1fd2c4."""
     ky, kx = weights.shape
-    name = (f"filter_tiled_{memory}_{ky}x{kx}_{tile.threads_x}x{tile.threads_y}"
-            f"_r{tile.rows}c{tile.cols}" + ("" if tile.fast_interior else "_clamped"))
+    name = (
+        f"filter_tiled_{memory}_{ky}x{kx}_{tile.threads_x}x{tile.threads_y}"
+        f"_r{tile.rows}c{tile.cols}" + ("" if tile.fast_interior else "_clamped")
+    )
     return name + (f"_{zlib.crc32(weights.tobytes()):08x}" if memory == "constant" else "")
 
 
@@ -188,11 +208,14 @@ def kernel_name(memory: str, weights: np.ndarray, tile: Tile) -> str:
 def _instance(memory: str, filter_shape: tuple[int, int], weights_bytes: bytes | None, tile: Tile):
     """filter_tiled with other constants (cached: one kernel per filter, memory and tile)."""
     if weights_bytes is None:
-        weights = np.zeros(filter_shape, np.float32)   # a 'global' kernel reads its argument
+        weights = np.zeros(filter_shape, np.float32)  # a 'global' kernel reads its argument
     else:
         weights = np.frombuffer(weights_bytes, np.float32).reshape(filter_shape)
-    namespace = {**_python_function(filter_tiled).__globals__, **constants(tile, filter_shape),
-                 "WEIGHTS": weights}
+    namespace = {
+        **_python_function(filter_tiled).__globals__,
+        **constants(tile, filter_shape),
+        "WEIGHTS": weights,
+    }
     device = functools.partial(cuda.jit, device=True, inline="always")
     taps = constant_taps if memory == "constant" else global_taps
     namespace["read_taps"] = device(_copy(taps, namespace))
@@ -232,7 +255,7 @@ def _checked(weights, memory, tile) -> tuple[np.ndarray, str, Tile]:
 
 def _checked_kernel(weights: np.ndarray, memory: str, tile: Tile):
     if memory == "constant" and tile == TILE and np.array_equal(weights, WEIGHTS):
-        return filter_tiled                         # the kernel as the module defines it
+        return filter_tiled  # the kernel as the module defines it
     compiled_in = weights.tobytes() if memory == "constant" else None
     return _instance(memory, weights.shape, compiled_in, tile)
 
@@ -243,31 +266,42 @@ def filter2d(image, weights, *, memory: str = "constant", tile: Tile = TILE, out
     weights, memory, tile = _checked(weights, memory, tile)
     d_image, to_host, output = checks.image_and_output(image, out)
     c = constants(tile, weights.shape)
-    args = (d_image, cuda.to_device(weights), output.device)   # a 'constant' kernel ignores weights
-    return checks.banded(_checked_kernel(weights, memory, tile), d_image.shape,
-                         (c["OUT_W"], c["OUT_H"]), (tile.threads_x, tile.threads_y), args, output,
-                         to_host, first_in_blocks=True)
+    args = (d_image, cuda.to_device(weights), output.device)  # a 'constant' kernel ignores weights
+    return checks.banded(
+        _checked_kernel(weights, memory, tile),
+        d_image.shape,
+        (c["OUT_W"], c["OUT_H"]),
+        (tile.threads_x, tile.threads_y),
+        args,
+        output,
+        to_host,
+        first_in_blocks=True,
+    )
 
 
 def _tuning_case(threads_y: int, rows: int, cols: int):
     """One tuning point: the 5x5 Gaussian from constant memory on the preset image (GPU: 8192²)."""
     side = runtime.PRESETS["image_side"]
     image = cuda.to_device(np.random.default_rng(3).random((side, side), dtype=np.float32) + 0.5)
-    prepared = filter2d.prepare(image, GAUSSIAN_5, tile=Tile(32, threads_y, rows, cols),
-                                out=cuda.device_array_like(image))
+    prepared = filter2d.prepare(
+        image, GAUSSIAN_5, tile=Tile(32, threads_y, rows, cols), out=cuda.device_array_like(image)
+    )
     return prepared, 2 * image.nbytes
 
 
-TUNING = {"family": "tiled_filter",
-          "space": {"threads_y": [4, 8], "rows": [4, 8, 16, 32], "cols": [1, 2, 4]},
-          "chosen": {"threads_y": TILE.threads_y, "rows": TILE.rows, "cols": TILE.cols},
-          "case": _tuning_case}
+TUNING = {
+    "family": "tiled_filter",
+    "space": {"threads_y": [4, 8], "rows": [4, 8, 16, 32], "cols": [1, 2, 4]},
+    "chosen": {"threads_y": TILE.threads_y, "rows": TILE.rows, "cols": TILE.cols},
+    "case": _tuning_case,
+}
 
-IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")      # the image dtypes filter2d accepts
-NOTEBOOK_INSTANCES = (                             # the instances the notebook times
+IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")  # the image dtypes filter2d accepts
+NOTEBOOK_INSTANCES = (  # the instances the notebook times
     tiled_kernel(GAUSSIAN_5, memory="global"),
     tiled_kernel(GAUSSIAN_5, tile=TILE._replace(fast_interior=False)),
 )
-SIGNATURES = {kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)"
-                       for image in IMAGES]
-              for kernel in (filter_tiled, *NOTEBOOK_INSTANCES)}
+SIGNATURES = {
+    kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
+    for kernel in (filter_tiled, *NOTEBOOK_INSTANCES)
+}

@@ -3,6 +3,7 @@
 A kernel that reads one of them through ``cuda.const.array_like`` (or as a plain global) has its
 values compiled in, so they must never change: the arrays are read-only.
 """
+
 import numpy as np
 
 
@@ -11,7 +12,7 @@ def gaussian(size: int = 5, sigma: float = 1.0) -> np.ndarray:
     if isinstance(size, bool) or not isinstance(size, int) or size < 1 or size % 2 == 0:
         raise ValueError(f"a Gaussian filter needs an odd integer size >= 1, got {size!r}")
     r = np.arange(size) - size // 2
-    g = np.exp(-(r / sigma) ** 2 / 2)
+    g = np.exp(-((r / sigma) ** 2) / 2)
     return (np.outer(g, g) / np.outer(g, g).sum()).astype(np.float32)
 
 
@@ -21,8 +22,8 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 LAPLACIAN = _frozen(np.array([[0, 1, 0], [1, -4, 1], [0, 1, 0]], dtype=np.float32))  # edges
-BOX_BLUR = _frozen(np.full((3, 3), 1 / 9, dtype=np.float32))                         # 3x3 mean
-GAUSSIAN_5 = _frozen(gaussian(5, 1.0))                                 # the homework's 5x5 blur
+BOX_BLUR = _frozen(np.full((3, 3), 1 / 9, dtype=np.float32))  # 3x3 mean
+GAUSSIAN_5 = _frozen(gaussian(5, 1.0))  # the homework's 5x5 blur
 TONE_CURVE = _frozen((np.linspace(0, 1, 256, dtype=np.float32) ** 2.2).astype(np.float32))  # gamma
 
 NAMED = {"LAPLACIAN": LAPLACIAN, "BOX_BLUR": BOX_BLUR, "GAUSSIAN_5": GAUSSIAN_5}

@@ -5,6 +5,7 @@ with `ld.const` (a table read at run-time indices), taps folded into the multipl
 immediates (a filter read at indices the compiler knows), or `ld.global` loads (a filter passed
 as an argument). The PTX facts come from the package's PTX checks (gpgpu_lessons.ptx).
 """
+
 from __future__ import annotations
 
 from numba import cuda
@@ -26,8 +27,11 @@ def kernel_ptx(kernel, signature: str, cc: tuple[int, int] | None = None) -> str
 
 def immediate_fmas(ptx: str) -> int:
     """Multiply-adds with an immediate multiplier: fma.rn.f32 %f3, %f2, 0f3F800000, %f1."""
-    operands = [line.split(None, 1)[1].split(", ") for line in ptx.splitlines()
-                if line.lstrip().startswith("fma.rn.f32")]
+    operands = [
+        line.split(None, 1)[1].split(", ")
+        for line in ptx.splitlines()
+        if line.lstrip().startswith("fma.rn.f32")
+    ]
     return sum(1 for o in operands if any(value.startswith("0f") for value in o[1:3]))
 
 
@@ -40,8 +44,12 @@ def ptx_summary(ptx) -> str:
     text = "\n".join(ptx.values()) if isinstance(ptx, dict) else str(ptx)
     arrays = " ".join(f"{name}[{size}]" for name, size in facts.const_arrays(text))
     loads = facts.memory_instructions(text)
-    count = {space: sum(n for op, n in loads.items() if op.startswith(f"ld.{space}."))
-             for space in ("const", "global")}
-    return (f"{len(facts.const_arrays(text))} .const array(s) {arrays}".rstrip()
-            + f"; {count['const']} ld.const, {count['global']} ld.global, "
-            f"{immediate_fmas(text)} fma with an immediate")
+    count = {
+        space: sum(n for op, n in loads.items() if op.startswith(f"ld.{space}."))
+        for space in ("const", "global")
+    }
+    return (
+        f"{len(facts.const_arrays(text))} .const array(s) {arrays}".rstrip()
+        + f"; {count['const']} ld.const, {count['global']} ld.global, "
+        f"{immediate_fmas(text)} fma with an immediate"
+    )

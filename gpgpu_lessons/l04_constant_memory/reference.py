@@ -1,4 +1,5 @@
 """The NumPy filter every kernel of lesson 04 is checked against, and its float32 tolerance."""
+
 import math
 
 import numpy as np
@@ -19,7 +20,7 @@ def reference(image, weights, dtype=np.float64) -> np.ndarray:
     out = np.zeros((h, w), dtype=dtype)
     for dy in range(ky):
         for dx in range(kx):
-            out += weights[dy, dx] * padded[dy:dy + h, dx:dx + w]
+            out += weights[dy, dx] * padded[dy : dy + h, dx : dx + w]
     return out
 
 

@@ -11,6 +11,7 @@ any other filter goes to `filter_global`, or to `fast.filter2d`, which compiles 
 The filter kernels take the first row they cover last: a tall image (more than 65535 blocks
 along y) runs as several launches, one per band of rows.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,10 +21,10 @@ from .. import launch
 from . import checks
 from .filters import BOX_BLUR, GAUSSIAN_5, LAPLACIAN, TONE_CURVE
 
-BLOCK = (32, 8)     # (x, y) threads per block of the one-pixel-per-thread kernels: a warp per row
-TILE = 16           # the tiled kernel: TILE x TILE threads, one output pixel each
-RADIUS = 2          # GAUSSIAN_5 reaches RADIUS pixels around its centre
-HALO_TILE = TILE + 2 * RADIUS   # the tile plus a halo of RADIUS pixels on every side
+BLOCK = (32, 8)  # (x, y) threads per block of the one-pixel-per-thread kernels: a warp per row
+TILE = 16  # the tiled kernel: TILE x TILE threads, one output pixel each
+RADIUS = 2  # GAUSSIAN_5 reaches RADIUS pixels around its centre
+HALO_TILE = TILE + 2 * RADIUS  # the tile plus a halo of RADIUS pixels on every side
 
 
 @cuda.jit(device=True)
@@ -49,7 +50,7 @@ def correlate(image, weights, y, x):
 def filter_global(image, weights, out, first_row):
     """One thread per pixel; the filter is an argument, read from global memory (seed 002)."""
     x, y = cuda.grid(2)
-    y += first_row                      # this launch's first row (a tall image takes several)
+    y += first_row  # this launch's first row (a tall image takes several)
     if y < image.shape[0] and x < image.shape[1]:
         out[y, x] = correlate(image, weights, y, x)
 
@@ -100,12 +101,12 @@ def gaussian5_tiled(image, out, first_row):
     weights = cuda.const.array_like(GAUSSIAN_5)
     h, w = image.shape
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    top = first_row + cuda.blockIdx.y * TILE - RADIUS    # the image row of tile[0, :]
-    left = cuda.blockIdx.x * TILE - RADIUS                # the image column of tile[:, 0]
-    for r in range(ty, HALO_TILE, TILE):                  # the tile and its halo:
-        for c in range(tx, HALO_TILE, TILE):              # 1 to 4 pixels per thread
+    top = first_row + cuda.blockIdx.y * TILE - RADIUS  # the image row of tile[0, :]
+    left = cuda.blockIdx.x * TILE - RADIUS  # the image column of tile[:, 0]
+    for r in range(ty, HALO_TILE, TILE):  # the tile and its halo:
+        for c in range(tx, HALO_TILE, TILE):  # 1 to 4 pixels per thread
             tile[r, c] = image[clamp_to_edge(top + r, h), clamp_to_edge(left + c, w)]
-    cuda.syncthreads()                                    # the whole tile is loaded
+    cuda.syncthreads()  # the whole tile is loaded
     y, x = top + RADIUS + ty, left + RADIUS + tx
     if y < h and x < w:
         acc = float32(0)
@@ -135,10 +136,12 @@ def tone_curve_constant(image, out):
 # ---- wrappers --------------------------------------------------------------------------------
 
 MEMORIES = ("global", "constant", "frozen")
-COMPILED_IN = {                     # the kernels that have their filter compiled in, by memory
-    "constant": (("LAPLACIAN", LAPLACIAN, laplacian_constant),
-                 ("BOX_BLUR", BOX_BLUR, box_blur_constant),
-                 ("GAUSSIAN_5", GAUSSIAN_5, gaussian5_constant)),
+COMPILED_IN = {  # the kernels that have their filter compiled in, by memory
+    "constant": (
+        ("LAPLACIAN", LAPLACIAN, laplacian_constant),
+        ("BOX_BLUR", BOX_BLUR, box_blur_constant),
+        ("GAUSSIAN_5", GAUSSIAN_5, gaussian5_constant),
+    ),
     "frozen": (("GAUSSIAN_5", GAUSSIAN_5, gaussian5_frozen),),
 }
 
@@ -149,10 +152,12 @@ def kernel_with(weights, memory: str):
         if np.array_equal(weights, named):
             return kernel
     names = " or ".join(name for name, _, _ in COMPILED_IN[memory])
-    raise ValueError(f"Numba compiles constant memory into the kernel, so the textbook has a "
-                     f"{memory} kernel only for {names} (l04_constant_memory.filters); "
-                     "for another filter use memory='global', or fast.filter2d(image, weights), "
-                     "which compiles a kernel for each filter")
+    raise ValueError(
+        f"Numba compiles constant memory into the kernel, so the textbook has a "
+        f"{memory} kernel only for {names} (l04_constant_memory.filters); "
+        "for another filter use memory='global', or fast.filter2d(image, weights), "
+        "which compiles a kernel for each filter"
+    )
 
 
 @launch.op
@@ -173,11 +178,20 @@ def filter2d(image, weights, *, memory: str = "global", block=BLOCK, out=None):
 def filter2d_tiled(image, weights, *, out=None):
     """Filter a 2-D float32 or uint8 image with GAUSSIAN_5 through a shared tile with a halo."""
     if not np.array_equal(checks.weights(weights), GAUSSIAN_5):
-        raise ValueError("the textbook's tiled kernel has GAUSSIAN_5 compiled in (RADIUS = 2); for "
-                         "another filter use fast.filter2d(image, weights), tiled for any filter")
+        raise ValueError(
+            "the textbook's tiled kernel has GAUSSIAN_5 compiled in (RADIUS = 2); for "
+            "another filter use fast.filter2d(image, weights), tiled for any filter"
+        )
     d_image, to_host, output = checks.image_and_output(image, out)
-    return checks.banded(gaussian5_tiled, d_image.shape, (TILE, TILE), (TILE, TILE),
-                         (d_image, output.device), output, to_host)
+    return checks.banded(
+        gaussian5_tiled,
+        d_image.shape,
+        (TILE, TILE),
+        (TILE, TILE),
+        (d_image, output.device),
+        output,
+        to_host,
+    )
 
 
 @launch.op
@@ -186,25 +200,40 @@ def lookup(image, table, *, memory: str = "global", block=BLOCK, out=None):
     memory = checks.memory(memory, ("global", "constant"))
     table = checks.table(table)
     if memory == "constant" and not np.array_equal(table, TONE_CURVE):
-        raise ValueError("Numba compiles constant memory into the kernel, so the textbook has a "
-                         "constant lookup kernel only for TONE_CURVE (gpgpu_lessons."
-                         "l04_constant_memory.filters); for another table use memory='global'")
+        raise ValueError(
+            "Numba compiles constant memory into the kernel, so the textbook has a "
+            "constant lookup kernel only for TONE_CURVE (gpgpu_lessons."
+            "l04_constant_memory.filters); for another table use memory='global'"
+        )
     block = checks.block_2d(block)
     d_image, to_host, output = checks.image_and_output(image, out, dtypes=np.uint8)
     kernel = lookup_global if memory == "global" else tone_curve_constant
     table_arg = (cuda.to_device(table),) if memory == "global" else ()
-    steps = tuple(launch.Step(kernel, grid, block,               # elementwise: views of the bands
-                              (d_image[first:end], *table_arg, output.device[first:end]))
-                  for first, end, grid in launch.row_bands(d_image.shape, block))
+    steps = tuple(
+        launch.Step(
+            kernel,
+            grid,
+            block,  # elementwise: views of the bands
+            (d_image[first:end], *table_arg, output.device[first:end]),
+        )
+        for first, end, grid in launch.row_bands(d_image.shape, block)
+    )
     return launch.Launch(steps, output.device, to_host, output.host, False, output.given)
 
 
-IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")      # the image dtypes the filter wrappers accept
+IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")  # the image dtypes the filter wrappers accept
 SIGNATURES = {
     filter_global: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES],
-    **{kernel: [f"void({image}, float32[:, ::1], int64)" for image in IMAGES]
-       for kernel in (gaussian5_constant, laplacian_constant, box_blur_constant, gaussian5_frozen,
-                      gaussian5_tiled)},
+    **{
+        kernel: [f"void({image}, float32[:, ::1], int64)" for image in IMAGES]
+        for kernel in (
+            gaussian5_constant,
+            laplacian_constant,
+            box_blur_constant,
+            gaussian5_frozen,
+            gaussian5_tiled,
+        )
+    },
     lookup_global: ["void(uint8[:, ::1], float32[::1], float32[:, ::1])"],
     tone_curve_constant: ["void(uint8[:, ::1], float32[:, ::1])"],
 }
