@@ -104,9 +104,9 @@ def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeo
     if not skip_tests:
         steps.append(("tests on the GPU", [python, "-m", "pytest", "tests", "-q", "-o", "addopts=",
                                            "-p", "no:cacheprovider"], "tests.log"))
-    if (ROOT / "gpgpu_lessons" / "l03_bank_conflicts" / "profiling.py").exists():
-        steps.append(("profiler counters (ncu)",
-                      [python, "-m", "gpgpu_lessons.l03_bank_conflicts.profiling"], "profiling.log"))
+    profiling = "gpgpu_lessons.l03_bank_conflicts.profiling"
+    if (ROOT / (profiling.replace(".", "/") + ".py")).exists():
+        steps.append(("profiler counters (ncu)", [python, "-m", profiling], "profiling.log"))
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         if not only or any(notebook.name.startswith(prefix) for prefix in only):
             steps.append((f"notebook {notebook.name}", [python, "-m", "gpgpu_lessons.gpurun", "notebook",

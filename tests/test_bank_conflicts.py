@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons import launch, notebook, runtime
+from gpgpu_lessons import launch, notebook, ptx, runtime
 from gpgpu_lessons.l03_bank_conflicts import applications, fast, textbook
 
 TEXTBOOK = {
@@ -320,47 +320,26 @@ def test_the_padded_slide_shows_the_padding():
     assert str(inspect.signature(textbook.padded)) == "(a, *, out=None)"
 
 
-def kernels_of(module):
-    """Every @cuda.jit kernel (not device function) defined at module level."""
-    found = []
-    for value in vars(module).values():
-        if runtime.is_simulator():
-            from numba.cuda.simulator.kernel import FakeCUDAKernel
-
-            if isinstance(value, FakeCUDAKernel) and not value._device:
-                found.append(value)
-        elif (
-            hasattr(value, "py_func")
-            and not getattr(value, "_device", False)
-            and not getattr(getattr(value, "targetoptions", {}), "get", lambda k: False)("device")
-        ):
-            found.append(value)
-    return found
-
-
 def test_every_kernel_is_registered_with_its_signatures():
-    for module in (textbook, fast, applications):
-        assert module.SIGNATURES, module.__name__
-        for kernel in kernels_of(module):
-            assert kernel in module.SIGNATURES, kernel
-        for kernel, signatures in module.SIGNATURES.items():
-            assert signatures and all(s.startswith("void(") for s in signatures)
+    entries, problems = ptx.registry(("gpgpu_lessons.l03_bank_conflicts",))
+    assert not problems, problems
+    registered = {id(entry.kernel) for entry in entries}
     used = [
-        fast.wide_kernel(8, 2, 2),
-        fast.wide_kernel(8, 2, 4),
-        fast.wide_kernel(8, 4, 2, 0, False),
-        fast.wide_kernel(64, 16, 2),
-        fast.wide_kernel(64, 16, 2, 0, False),
-        fast.wide_kernel(32, 8, 1),
+        fast.kernel_for(8, 2, 2),
+        fast.kernel_for(8, 2, 4),
+        fast.kernel_for(8, 4, 2, 0, False),
+        fast.kernel_for(32, 8, 1),
+        fast.transpose_wide,
+        fast.copy_wide,
     ]
-    assert all(kernel in fast.SIGNATURES for kernel in used)
-    names = [kernel.py_func.__name__ for kernel in fast.SIGNATURES]
-    assert len(set(names)) == len(names) and "transpose_wide_64x64_32x16_vec2_pad1" in names
+    assert all(id(kernel) in registered for kernel in used)
+    assert fast.kernel_for(fast.TILE, fast.ROWS, fast.VEC) is fast.transpose_wide
+    assert fast.kernel_for(32, 8, 1).py_func.__name__ == "transpose_wide_32x32_32x8_vec1_pad1"
 
 
 def test_tuning_space_describes_the_chosen_launch():
     space = fast.TUNING["space"]
-    assert fast.WIDE_BLOCK in space["block"] and fast.WIDE_VEC in space["vec"]
+    assert fast.WIDE_BLOCK in space["block"] and fast.VEC in space["vec"]
     assert fast.GROUP in space["group"] and callable(fast.TUNING["case"])
 
 

@@ -12,7 +12,7 @@ def test_banks_are_4_bytes_wide_and_32_of_them():
 def test_the_model_follows_the_kernels_tiles():
     assert banks.tile_slot(2, 3, 33) == 2 * 33 + 3  # (TILE, TILE + 1) stored row by row
     assert banks.Variant("shared").threads == (textbook.TILE, textbook.ROWS)
-    assert banks.WIDE.threads == fast.WIDE_BLOCK and banks.WIDE.vec == fast.WIDE_VEC
+    assert banks.WIDE.threads == fast.WIDE_BLOCK and banks.WIDE.vec == fast.VEC
 
 
 def test_wavefront_rules():
@@ -124,33 +124,83 @@ def csv_line(*fields) -> str:
     return ",".join(f'"{field}"' for field in fields)
 
 
-HEADER = csv_line("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
-                  "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name",
-                  "Metric Name", "Metric Unit", "Metric Value")
+HEADER = csv_line(
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Section Name",
+    "Metric Name",
+    "Metric Unit",
+    "Metric Value",
+)
 
 
 def sample_row(kernel_id, name, metric, unit, value) -> str:
     """One metric of one kernel, as ncu --csv prints it (launch details made up)."""
-    return csv_line(kernel_id, "123", "python3.12", "127.0.0.1", name, "1", "7", "(32, 8, 1)",
-                    "(128, 128, 1)", "0", "9.0", "Command line profiler metrics", metric, unit,
-                    value)
+    return csv_line(
+        kernel_id,
+        "123",
+        "python3.12",
+        "127.0.0.1",
+        name,
+        "1",
+        "7",
+        "(32, 8, 1)",
+        "(128, 128, 1)",
+        "0",
+        "9.0",
+        "Command line profiler metrics",
+        metric,
+        unit,
+        value,
+    )
 
 
 # A FORMAT SAMPLE, not a measurement: the layout of `ncu --csv --print-units base` output, with
 # made-up numbers, ncu's own messages and the program's output mixed in.
-NCU_FORMAT_SAMPLE = "\n".join([
-    "==PROF== Connected to process 123 (/usr/bin/python3.12)",
-    "gpgpu_lessons: running on the GPU (NVIDIA H200): made-up line.",
-    '==PROF== Profiling "copy_or_transpose_direct": 0%....50%....100% - 3 passes',
-    HEADER,
-    sample_row(0, "copy_or_transpose_direct", "gpu__time_duration.sum", "nsecond", "12,345"),
-    sample_row(0, "copy_or_transpose_direct", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-               "sector", "1,600"),
-    sample_row(0, "copy_or_transpose_direct", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-               "", "50"),
-    sample_row(1, "transpose_through_shared",
-               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "", "n/a"),
-]) + "\n"
+NCU_FORMAT_SAMPLE = (
+    "\n".join(
+        [
+            "==PROF== Connected to process 123 (/usr/bin/python3.12)",
+            "gpgpu_lessons: running on the GPU (NVIDIA H200): made-up line.",
+            '==PROF== Profiling "copy_or_transpose_direct": 0%....50%....100% - 3 passes',
+            HEADER,
+            sample_row(
+                0, "copy_or_transpose_direct", "gpu__time_duration.sum", "nsecond", "12,345"
+            ),
+            sample_row(
+                0,
+                "copy_or_transpose_direct",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                "sector",
+                "1,600",
+            ),
+            sample_row(
+                0,
+                "copy_or_transpose_direct",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+                "",
+                "50",
+            ),
+            sample_row(
+                1,
+                "transpose_through_shared",
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                "",
+                "n/a",
+            ),
+        ]
+    )
+    + "\n"
+)
 
 
 def test_parse_ncu_csv_format_sample():
@@ -167,7 +217,7 @@ def test_parse_ncu_csv_format_sample():
 def test_kernel_names_are_checked_against_ncus():
     names = [profiling.kernel_name(wrapper) for *_, wrapper in profiling.LAUNCHES]
     assert names[:4] == ["copy", "transpose_naive", "transpose_tiled", "transpose_padded"]
-    assert names[4] == "transpose_wide_64x64_32x16_vec2_pad1" and len(set(names)) == len(names)
+    assert names[4] == "transpose_wide" and len(set(names)) == len(names)
     shown = "transpose_padded[v1,cw51cXTLSUwv1sDUaKthqaNgoKmjgEhasCBDCg1bcEDrKAB](Array<float, 2>)"
     assert profiling._base_name(shown) == "transpose_padded"
     assert (
@@ -223,7 +273,7 @@ def test_predictions_table_for_the_notebook_without_counters():
 
 def test_block_order_picture_draws():
     fig = figures.block_order_picture(tiles=4, groups=(1, 2), first=6)
-    assert len(fig.axes) == 4 and "group = 2" in fig.axes[1].get_title()
+    assert len(fig.axes) == 4 and "group = 2" in fig.axes[2].get_title()
 
 
 def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch):
@@ -256,3 +306,24 @@ def test_collect_runs_ncu_on_the_launching_child(monkeypatch):
     assert [row[2] for row in data["rows"]] == [
         (1000 + i) / 1e3 for i in range(len(profiling.LAUNCHES))
     ]
+
+
+def test_the_model_agrees_with_the_tracer_on_the_textbook_kernels():
+    """The hand-made model against what the kernel tracer records from the kernels themselves."""
+    import numpy as np
+
+    from gpgpu_lessons import trace_kernel
+
+    a = np.random.default_rng(3).random((64, 64), dtype=np.float32)
+    for kernel, variant in [
+        (textbook.transpose_naive, banks.Variant("naive")),
+        (textbook.transpose_tiled, banks.Variant("shared", pad=0)),
+        (textbook.transpose_padded, banks.Variant("shared", pad=1)),
+    ]:
+        traced = trace_kernel(kernel, (2, 2), (32, 8), a, np.zeros_like(a), blocks=[0])
+        predicted = banks.predict(variant, a.shape)
+        for line in traced.lines:
+            op = {"load": "ld", "store": "st"}[line.op]
+            unit = "sectors" if line.space == "global" else "wavefronts"
+            measured = getattr(line, unit) / line.requests
+            assert measured == predicted[f"{line.space}_{op}_{unit}_per_request"], (kernel, line)

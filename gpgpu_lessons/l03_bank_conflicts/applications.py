@@ -3,6 +3,7 @@
 Work along rows (coalesced), transpose, work along rows again, transpose back: the transposes
 are `fast.transpose`, so they cost about as much as a copy.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,7 @@ from .. import launch
 from .fast import transpose
 
 BINOMIAL_5 = np.array([1, 4, 6, 4, 1], dtype=np.float32) / 16
-FILTER_BLOCK = (32, 8)      # a warp reads 32 neighbours of a row
+FILTER_BLOCK = (32, 8)  # a warp reads 32 neighbours of a row
 
 
 @cuda.jit
@@ -37,13 +38,15 @@ def rows_filter(a, taps=BINOMIAL_5, *, out=None):
         raise ValueError(f"taps must be a 1-D array of odd length, got shape {taps.shape}")
     o = launch.device_output(out, d_a.shape, np.float32, inputs=(d_a,))
     d_taps = cuda.to_device(taps)
-    bands = launch.row_bands(d_a.shape, FILTER_BLOCK)     # N x 1: at most 65535 blocks along y
+    bands = launch.row_bands(d_a.shape, FILTER_BLOCK)  # N x 1: at most 65535 blocks along y
     if len(bands) == 1:
-        return launch.single(filter_rows, bands[0][2], FILTER_BLOCK, d_a, d_taps, o.device, out=o,
-                             to_host=to_host)
-    steps = tuple(launch.Step(filter_rows, grid, FILTER_BLOCK,
-                              (d_a[first:end], d_taps, o.device[first:end]))
-                  for first, end, grid in bands)
+        return launch.single(
+            filter_rows, bands[0][2], FILTER_BLOCK, d_a, d_taps, o.device, out=o, to_host=to_host
+        )
+    steps = tuple(
+        launch.Step(filter_rows, grid, FILTER_BLOCK, (d_a[first:end], d_taps, o.device[first:end]))
+        for first, end, grid in bands
+    )
     return launch.Launch(steps, out=o.device, to_host=to_host, host_out=o.host, out_given=o.given)
 
 

@@ -22,7 +22,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .fast import WIDE_BLOCK, WIDE_VEC
+from . import fast
 from .textbook import ROWS, TILE
 
 BANKS = 32
@@ -43,7 +43,7 @@ def wavefronts(byte_addresses, size: int = 4, banks: int = BANKS) -> int:
     total = 0
     for start in range(0, len(byte_addresses), lanes_per_phase):
         words = defaultdict(set)  # bank -> distinct 4-byte words wanted from it
-        for address in byte_addresses[start:start + lanes_per_phase]:
+        for address in byte_addresses[start : start + lanes_per_phase]:
             for word in range(address // BANK_BYTES, (address + size - 1) // BANK_BYTES + 1):
                 words[word % banks].add(word)
         total += max(len(w) for w in words.values())
@@ -96,7 +96,7 @@ class Variant:
         return f"{name} {tx}x{ty}" + (f" ({self.tile}x{self.tile} tile)" if self.tile != tx else "")
 
 
-WIDE = Variant("wide", WIDE_BLOCK[0] * WIDE_VEC, WIDE_BLOCK[1], 1, WIDE_VEC)
+WIDE = Variant("wide", fast.TILE, fast.ROWS, fast.PAD, fast.VEC)
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,12 @@ class Request:
         return math.ceil(len(self.elements) * self.size / SECTOR_BYTES)
 
 
-def requests(variant: Variant, shape: tuple[int, int], itemsize: int = 4,
-             block: tuple[int, int] | None = None) -> list[Request]:
+def requests(
+    variant: Variant,
+    shape: tuple[int, int],
+    itemsize: int = 4,
+    block: tuple[int, int] | None = None,
+) -> list[Request]:
     """Every warp instruction that touches memory in one block (default: mid-grid)."""
     h, w = shape
     tile, width = variant.tile, variant.tile + variant.pad
@@ -155,18 +159,23 @@ def _warp_requests(variant, phase, lanes, x0, y0, h, w, width, itemsize):
     def global_(op, elements, size=itemsize):
         return Request("global", op, tuple(elements), size)
 
-    if kind == "wide":   # global elements count runs of v neighbours: the input seen as (h, w / v)
+    if kind == "wide":  # global elements count runs of v neighbours: the input seen as (h, w / v)
         if phase == "read":
             live = [(tx, j) for tx, j in lanes if x0 + v * tx < w and y0 + j < h]
             runs = (((y0 + j) * w + x0 + v * tx) // v for tx, j in live)
-            return [global_("ld", runs, v * itemsize),
-                    *(shared("st", (tile_slot(j, v * tx + i, width) for tx, j in live))
-                      for i in range(v))]
+            return [
+                global_("ld", runs, v * itemsize),
+                *(
+                    shared("st", (tile_slot(j, v * tx + i, width) for tx, j in live))
+                    for i in range(v)
+                ),
+            ]
         live = [(tx, j) for tx, j in lanes if y0 + v * tx < h and x0 + j < w]
         runs = (((x0 + j) * h + y0 + v * tx) // v for tx, j in live)
-        return [*(shared("ld", (tile_slot(v * tx + i, j, width) for tx, j in live))
-                  for i in range(v)),
-                global_("st", runs, v * itemsize)]
+        return [
+            *(shared("ld", (tile_slot(v * tx + i, j, width) for tx, j in live)) for i in range(v)),
+            global_("st", runs, v * itemsize),
+        ]
     if phase == "read":
         live = [(tx, j) for tx, j in lanes if x0 + tx < w and y0 + j < h]
         load = global_("ld", ((y0 + j) * w + x0 + tx for tx, j in live))
@@ -178,8 +187,10 @@ def _warp_requests(variant, phase, lanes, x0, y0, h, w, width, itemsize):
     if kind in ("copy", "naive"):
         return []
     live = [(tx, j) for tx, j in lanes if y0 + tx < h and x0 + j < w]
-    return [shared("ld", (tile_slot(tx, j, width) for tx, j in live)),
-            global_("st", ((x0 + j) * h + y0 + tx for tx, j in live))]
+    return [
+        shared("ld", (tile_slot(tx, j, width) for tx, j in live)),
+        global_("st", ((x0 + j) * h + y0 + tx for tx, j in live)),
+    ]
 
 
 def column_read(
@@ -210,8 +221,12 @@ def predict(variant: Variant, shape: tuple[int, int], itemsize: int = 4) -> dict
     blocks = math.ceil(h / variant.tile) * math.ceil(w / variant.tile)
     found = requests(variant, shape, itemsize)
     out = {}
-    for space, op, unit in (("shared", "ld", "wavefronts"), ("shared", "st", "wavefronts"),
-                            ("global", "ld", "sectors"), ("global", "st", "sectors")):
+    for space, op, unit in (
+        ("shared", "ld", "wavefronts"),
+        ("shared", "st", "wavefronts"),
+        ("global", "ld", "sectors"),
+        ("global", "st", "sectors"),
+    ):
         mine = [r for r in found if r.space == space and r.op == op and r.elements]
         count = len(mine)
         cost = sum(r.cost for r in mine)
@@ -228,5 +243,6 @@ def lane_table(
 ) -> list[tuple[int, int, int]]:
     """(lane, slot, bank) for the first lanes of a column read: the numbers behind the picture."""
     request = column_read(tile, pad, itemsize, rows)
-    return [(lane, slot, bank_of(slot * itemsize))
-            for lane, slot in enumerate(request.elements[:lanes])]
+    return [
+        (lane, slot, bank_of(slot * itemsize)) for lane, slot in enumerate(request.elements[:lanes])
+    ]

@@ -1,21 +1,27 @@
 """Reaching the ceiling: the transpose at the speed of a copy (lesson 03's last part).
 
-`wide_kernel` builds the padded transpose with four tricks, each a few lines below:
+`transpose_wide` is the padded transpose with four tricks, each a few lines in it or in its two
+helpers `load_runs` and `store_runs`:
 
 - bytes in flight: each thread first loads all its TILE / ROWS runs into registers (`held`),
   then stores them, so its loads are all in flight together;
-- vector accesses: each run is `vec` neighbours (8 or 16 bytes) moved by ONE load or store
+- vector accesses: each run is VEC neighbours (8 or 16 bytes) moved by ONE load or store
   (`device.vector`), so the tile is 64 x 64 floats with 32 x 16 threads;
 - unsigned indices (`device.index.at`): Numba adds no negative-index wraparound code;
 - block order: a 1-D grid whose blocks take their tiles in the order of `tile_of_block`
   (groups of tile rows), which also lets N x 1 and 1 x N matrices of any length launch.
 
-`transpose` picks the fastest kernel that applies (wide accesses need even sides and aligned
-arrays) and takes 4- and 8-byte elements, complex64 included (the 2-D FFT's transposes).
+`copy_wide` is the copy with the same tiling, accesses and block order: the ceiling. The kernels
+read their sizes from module constants, like the textbook ones; `kernel_for` compiles a copy of
+them with other constants (another tiling to tune, one access per element for odd shapes), each
+with its own name. `transpose` picks the fastest kernel that applies (wide accesses need even
+sides and aligned arrays) and takes 4- and 8-byte elements, complex64 included.
 """
+
 from __future__ import annotations
 
 import functools
+import types
 
 import numpy as np
 from numba import cuda
@@ -23,17 +29,20 @@ from numba import cuda
 from .. import launch, runtime
 from ..device.index import at
 from ..device.vector import load_vector, store_vector
+from . import shapes  # noqa: F401  (lets a local array be (TILE // ROWS, VEC) on a GPU)
 
 FOUR_BYTE = (np.float32, np.int32, np.uint32)
 EIGHT_BYTE = (np.float64, np.int64, np.uint64, np.complex64)
 DTYPES = FOUR_BYTE + EIGHT_BYTE
-# The tuned launch, measured on an H200 at 8192 x 8192 float32: 0.95 x the copy with the same
+# The tuned kernel, measured on an H200 at 8192 x 8192 float32: 0.95 x the copy with the same
 # tiling and 1.04 x cudaMemcpy's bandwidth in the recorded run. The script that picked it is
 # lost; TUNING below is the space to re-tune over (python -m gpgpu_lessons.tune wide_transpose).
-WIDE_BLOCK = (32, 16)   # 32 x 16 threads ...
-WIDE_VEC = 2            # ... each moving 2 neighbours (8 bytes) per access: a 64 x 64 tile
-WIDE_TILE = WIDE_BLOCK[0] * WIDE_VEC
-GROUP = 1               # blocks take the tiles row by row (group 8 measured no faster)
+TILE = 64  # a block moves a 64 x 64 tile ...
+ROWS = 16  # ... with (TILE / VEC) x ROWS = 32 x 16 threads ...
+VEC = 2  # ... each moving 2 neighbours (8 bytes of float32) per access
+PAD = 1  # one column of padding, as in textbook.transpose_padded
+GROUP = 1  # blocks take the tiles row by row (group 8 measured no faster)
+WIDE_BLOCK = (TILE // VEC, ROWS)
 # Where wide accesses do not apply (odd sides, unaligned or 8-byte elements): one element per
 # access, Harris's 32 x 8 threads on a 32 x 33 tile, with the other three tricks.
 PLAIN_BLOCK, PLAIN_VEC = (32, 8), 1
@@ -46,8 +55,8 @@ def tile_of_block(block, tiles_y, tiles_x, group):
     time cover a squarer patch of tiles, so both the rows they read and the rows they write (the
     output's rows are the input's columns) are long contiguous runs in DRAM.
     """
-    first = (block // (group * tiles_x)) * group          # first tile row of this block's group
-    rows_here = min(group, tiles_y - first)               # the last group may be shorter
+    first = (block // (group * tiles_x)) * group  # first tile row of this block's group
+    rows_here = min(group, tiles_y - first)  # the last group may be shorter
     inside = block - first * tiles_x
     return first + inside % rows_here, inside // rows_here
 
@@ -55,53 +64,96 @@ def tile_of_block(block, tiles_y, tiles_x, group):
 tile_of_block_gpu = cuda.jit(device=True)(tile_of_block)
 
 
+@cuda.jit(device=True, inline="always")
+def load_runs(a, held, y, x):
+    """held[k] = a[y + k * ROWS, x:x + VEC] for every k: all loads first, one instruction each."""
+    h, w = a.shape
+    for k in range(TILE // ROWS):
+        if y + k * ROWS < h and x < w:
+            run = load_vector(a, (at(y + k * ROWS), at(x)), VEC)
+            for j in range(VEC):
+                held[k, j] = run[j]
+
+
+@cuda.jit(device=True, inline="always")
+def store_runs(out, held, y, x):
+    """out[y + k * ROWS, x:x + VEC] = held[k] for every k: one store instruction each."""
+    h, w = out.shape
+    for k in range(TILE // ROWS):
+        if y + k * ROWS < h and x < w:
+            yx = (at(y + k * ROWS), at(x))
+            if VEC == 1:  # VEC is a constant: Numba keeps one branch
+                store_vector(out, yx, (held[k, 0],))
+            elif VEC == 2:
+                store_vector(out, yx, (held[k, 0], held[k, 1]))
+            else:
+                store_vector(out, yx, (held[k, 0], held[k, 1], held[k, 2], held[k, 3]))
+
+
+@cuda.jit
+def transpose_wide(a, out, group):
+    """The padded transpose with wide accesses, every load in flight, and a chosen block order."""
+    tile = cuda.shared.array((TILE, TILE + PAD), a.dtype)
+    held = cuda.local.array((TILE // ROWS, VEC), a.dtype)  # registers
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    h, w = a.shape
+    row, col = tile_of_block_gpu(
+        cuda.blockIdx.x, (h + TILE - 1) // TILE, (w + TILE - 1) // TILE, group
+    )
+    load_runs(a, held, row * TILE + ty, col * TILE + VEC * tx)
+    for k in range(TILE // ROWS):
+        for j in range(VEC):  # a warp writes tile rows
+            tile[at(ty + k * ROWS), at(VEC * tx + j)] = held[k, j]
+    cuda.syncthreads()
+    for k in range(TILE // ROWS):
+        for j in range(VEC):  # VEC neighbours of a column
+            held[k, j] = tile[at(VEC * tx + j), at(ty + k * ROWS)]
+    store_runs(out, held, col * TILE + ty, row * TILE + VEC * tx)
+
+
+@cuda.jit
+def copy_wide(a, out, group):
+    """The ceiling of transpose_wide: the copy with the same tiling, accesses and block order."""
+    held = cuda.local.array((TILE // ROWS, VEC), a.dtype)  # registers
+    h, w = a.shape
+    row, col = tile_of_block_gpu(
+        cuda.blockIdx.x, (h + TILE - 1) // TILE, (w + TILE - 1) // TILE, group
+    )
+    y, x = row * TILE + cuda.threadIdx.y, col * TILE + VEC * cuda.threadIdx.x
+    load_runs(a, held, y, x)
+    store_runs(out, held, y, x)
+
+
+def _python_function(kernel):
+    """The Python function of a kernel or device function (GPU or simulator)."""
+    return getattr(kernel, "py_func", None) or kernel.fn
+
+
+def _with_constants(kernel, scope: dict):
+    """A copy of a kernel's function that reads its module constants from `scope`."""
+    fn = _python_function(kernel)
+    return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
 @functools.cache
-def wide_kernel(tile: int, rows: int, vec: int, pad: int = 1, transpose: bool = True):
-    """The kernel that moves a tile x tile tile with (tile / vec) x rows threads, vec per access.
+def kernel_for(tile: int, rows: int, vec: int, pad: int = PAD, transpose: bool = True):
+    """transpose_wide (or copy_wide) compiled with TILE, ROWS, VEC, PAD = tile, rows, vec, pad.
 
-    transpose=False builds the copy with exactly the same tiling, accesses and block order: the
-    ceiling the transpose is measured against. Each instance has its own name in profilers.
+    The module's own kernels for the module's constants; otherwise a copy with its own name
+    (transpose_wide_32x32_32x8_vec1_pad1, ...) so that profilers tell the instances apart.
     """
-    per_thread = tile // rows
-    shared_rows, shared_cols = (tile, tile + pad) if transpose else (1, 1)
-
-    def kernel(a, out, group):
-        buf = cuda.shared.array((shared_rows, shared_cols), a.dtype)
-        held = cuda.local.array((per_thread, vec), a.dtype)     # registers: loads all in flight
-        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-        h, w = a.shape
-        tiles_y, tiles_x = (h + tile - 1) // tile, (w + tile - 1) // tile
-        tile_row, tile_col = tile_of_block_gpu(cuda.blockIdx.x, tiles_y, tiles_x, group)
-        y0, x0 = tile_row * tile + ty, tile_col * tile + vec * tx
-        for k in range(per_thread):
-            if y0 + k * rows < h and x0 < w:                   # vec neighbours in one load
-                values = load_vector(a, (at(y0 + k * rows), at(x0)), vec)
-                for j in range(vec):
-                    held[k, j] = values[j]
-        if transpose:
-            for k in range(per_thread):
-                for j in range(vec):                            # a warp writes tile rows
-                    buf[at(ty + k * rows), at(vec * tx + j)] = held[k, j]
-            cuda.syncthreads()
-            for k in range(per_thread):
-                for j in range(vec):                            # vec neighbours of a column
-                    held[k, j] = buf[at(vec * tx + j), at(ty + k * rows)]
-            y0, x0 = tile_col * tile + ty, tile_row * tile + vec * tx
-        oh, ow = out.shape
-        for k in range(per_thread):
-            if y0 + k * rows < oh and x0 < ow:                  # vec neighbours in one store
-                yx = (at(y0 + k * rows), at(x0))
-                if vec == 1:                                    # vec is a constant: Numba
-                    store_vector(out, yx, (held[k, 0],))        # keeps one of these branches
-                elif vec == 2:
-                    store_vector(out, yx, (held[k, 0], held[k, 1]))
-                else:
-                    store_vector(out, yx, (held[k, 0], held[k, 1], held[k, 2], held[k, 3]))
-
-    kind = "transpose" if transpose else "copy"
-    name = f"{kind}_wide_{tile}x{tile}_{tile // vec}x{rows}_vec{vec}"
-    kernel.__name__ = kernel.__qualname__ = name + (f"_pad{pad}" if transpose else "")
-    return cuda.jit(kernel)
+    kernel = transpose_wide if transpose else copy_wide
+    if (tile, rows, vec, pad if transpose else PAD) == (TILE, ROWS, VEC, PAD):
+        return kernel
+    scope = {**globals(), "TILE": tile, "ROWS": rows, "VEC": vec, "PAD": pad}
+    for helper in (load_runs, store_runs):
+        scope[_python_function(helper).__name__] = cuda.jit(device=True, inline="always")(
+            _with_constants(helper, scope)
+        )
+    fn = _with_constants(kernel, scope)
+    name = f"{fn.__name__}_{tile}x{tile}_{tile // vec}x{rows}_vec{vec}"
+    fn.__name__ = fn.__qualname__ = name + (f"_pad{pad}" if transpose else "")
+    return cuda.jit(fn)
 
 
 def _aligned(d, nbytes: int) -> bool:
@@ -120,36 +172,51 @@ def _wide_launch(a, out, block, vec, pad, group, *, transpose: bool) -> launch.L
     pad = launch.positive_int(pad, "pad", minimum=0)
     itemsize, (h, w) = d_a.dtype.itemsize, d_a.shape
     if vec not in (1, 2, 4) or vec * itemsize not in (4, 8, 16):
-        raise ValueError(f"vec must be 1, 2 or 4 with vec x itemsize <= 16 bytes, got vec={vec} "
-                         f"for {d_a.dtype}")
+        raise ValueError(
+            f"vec must be 1, 2 or 4 with vec x itemsize <= 16 bytes, got vec={vec} for {d_a.dtype}"
+        )
     tile = threads_x * vec
     if tile % rows:
-        raise ValueError(f"block {block} makes a {tile} x {tile} tile ({threads_x} threads x vec "
-                         f"{vec}); its rows ({rows}) must divide {tile}")
+        raise ValueError(
+            f"block {block} makes a {tile} x {tile} tile ({threads_x} threads x vec "
+            f"{vec}); its rows ({rows}) must divide {tile}"
+        )
     if w % vec or (transpose and h % vec):
         sides = "both sides" if transpose else "the rows"
-        raise ValueError(f"wide accesses of {vec} elements need {sides} to be a multiple of {vec} "
-                         f"long, got shape {d_a.shape}: use transpose(), which takes any shape")
+        raise ValueError(
+            f"wide accesses of {vec} elements need {sides} to be a multiple of {vec} "
+            f"long, got shape {d_a.shape}: use transpose(), which takes any shape"
+        )
     o = launch.device_output(out, (w, h) if transpose else (h, w), d_a.dtype, inputs=(d_a,))
     if not (_aligned(d_a, vec * itemsize) and _aligned(o.device, vec * itemsize)):
-        raise ValueError(f"wide accesses of {vec * itemsize} bytes need arrays aligned to "
-                         f"{vec * itemsize} bytes: use transpose(), which takes any array")
+        raise ValueError(
+            f"wide accesses of {vec * itemsize} bytes need arrays aligned to "
+            f"{vec * itemsize} bytes: use transpose(), which takes any array"
+        )
     if transpose:
         launch.check_shared_memory(tile * (tile + pad) * itemsize, f"a {tile} x {tile + pad} tile")
     tiles = launch.blocks_for(h, tile) * launch.blocks_for(w, tile)
-    kernel = wide_kernel(tile, rows, vec, pad, transpose)
-    return launch.single(kernel, launch.grid_1d(tiles, 1), (threads_x, rows), d_a, o.device,
-                         group, out=o, to_host=to_host)
+    kernel = kernel_for(tile, rows, vec, pad, transpose)
+    return launch.single(
+        kernel,
+        launch.grid_1d(tiles, 1),
+        (threads_x, rows),
+        d_a,
+        o.device,
+        group,
+        out=o,
+        to_host=to_host,
+    )
 
 
 @launch.op
-def wide(a, *, out=None, block=WIDE_BLOCK, vec: int = WIDE_VEC, pad: int = 1, group: int = GROUP):
+def wide(a, *, out=None, block=WIDE_BLOCK, vec: int = VEC, pad: int = PAD, group: int = GROUP):
     """Transpose with vec neighbours per access through a (block x vec)-square padded tile."""
     return _wide_launch(a, out, block, vec, pad, group, transpose=True)
 
 
 @launch.op
-def wide_copy(a, *, out=None, block=WIDE_BLOCK, vec: int = WIDE_VEC, group: int = GROUP):
+def wide_copy(a, *, out=None, block=WIDE_BLOCK, vec: int = VEC, group: int = GROUP):
     """Copy with wide()'s tiling, accesses and block order: the ceiling wide() approaches."""
     return _wide_launch(a, out, block, vec, 0, group, transpose=False)
 
@@ -158,20 +225,25 @@ def wide_copy(a, *, out=None, block=WIDE_BLOCK, vec: int = WIDE_VEC, group: int 
 def transpose(a, *, out=None):
     """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
     d_a, _ = launch.device_input(a, name="a", dtypes=DTYPES, ndim=2)
-    nbytes = d_a.dtype.itemsize * WIDE_VEC
-    use_wide = (d_a.dtype.itemsize == 4 and d_a.shape[0] % WIDE_VEC == 0
-                and d_a.shape[1] % WIDE_VEC == 0 and _aligned(d_a, nbytes)
-                and (out is None or not launch.is_device_array(out) or _aligned(out, nbytes)))
-    block, vec = (WIDE_BLOCK, WIDE_VEC) if use_wide else (PLAIN_BLOCK, PLAIN_VEC)
-    built = _wide_launch(d_a, out, block, vec, 1, GROUP, transpose=True)
+    nbytes = d_a.dtype.itemsize * VEC
+    use_wide = (
+        d_a.dtype.itemsize == 4
+        and d_a.shape[0] % VEC == 0
+        and d_a.shape[1] % VEC == 0
+        and _aligned(d_a, nbytes)
+        and (out is None or not launch.is_device_array(out) or _aligned(out, nbytes))
+    )
+    block, vec = (WIDE_BLOCK, VEC) if use_wide else (PLAIN_BLOCK, PLAIN_VEC)
+    built = _wide_launch(d_a, out, block, vec, PAD, GROUP, transpose=True)
     if a is d_a:
         return built
-    return launch.Launch(built.steps, out=built.out, to_host=True, host_out=built.host_out,
-                         out_given=built.out_given)
+    return launch.Launch(
+        built.steps, out=built.out, to_host=True, host_out=built.host_out, out_given=built.out_given
+    )
 
 
 # What the lesson times, name -> builder of the Launch (a, out=None) -> Launch
-WIDE_NAME = f"{WIDE_BLOCK[0]}x{WIDE_BLOCK[1]}, {WIDE_TILE}x{WIDE_TILE} tile, {4 * WIDE_VEC} B"
+WIDE_NAME = f"{WIDE_BLOCK[0]}x{WIDE_BLOCK[1]}, {TILE}x{TILE} tile, {4 * VEC} B"
 VARIANTS = {
     f"copy {WIDE_NAME}": wide_copy.prepare,
     f"wide {WIDE_NAME}": wide.prepare,
@@ -181,32 +253,35 @@ VARIANTS = {
 
 def _case(block, vec, group):
     """One point of the tuning space: the wide transpose of the preset float32 square matrix."""
-    side = runtime.PRESETS["image_side"]       # 8192 on a GPU: 256 MB each way, well above L2
+    side = runtime.PRESETS["image_side"]  # 8192 on a GPU: 256 MB each way, well above L2
     d_a = cuda.to_device(np.random.default_rng(0).random((side, side), dtype=np.float32))
     return wide.prepare(d_a, block=block, vec=vec, group=group), 2 * d_a.nbytes
 
 
-# The space to choose WIDE_BLOCK, WIDE_VEC and GROUP from: each case returns (Launch, bytes moved)
+# The space to choose TILE, ROWS, VEC (as block = (TILE / VEC, ROWS) and vec) and GROUP from:
+# each case returns (Launch, bytes moved)
 TUNING = {
     "family": "wide_transpose",
-    "space": {"block": [(32, 8), (32, 16), (16, 16), (16, 8)], "vec": [1, 2, 4],
-              "group": [1, 2, 4, 8]},
+    "space": {
+        "block": [(32, 8), (32, 16), (16, 16), (16, 8)],
+        "vec": [1, 2, 4],
+        "group": [1, 2, 4, 8],
+    },
     "case": _case,
-    "chosen": {"block": WIDE_BLOCK, "vec": WIDE_VEC, "group": GROUP},
+    "chosen": {"block": WIDE_BLOCK, "vec": VEC, "group": GROUP},
 }
 
 
 def _signatures(dtypes, extra: str = ", int64") -> list[str]:
-    return [f"void({t}[:, ::1], {t}[:, ::1]{extra})" for t in
-            (np.dtype(d).name for d in dtypes)]
+    return [f"void({t}[:, ::1], {t}[:, ::1]{extra})" for t in (np.dtype(d).name for d in dtypes)]
 
 
 # Every instance the wrappers, the notebook and the tests launch, with every dtype they take
 SIGNATURES = {
-    wide_kernel(WIDE_TILE, WIDE_BLOCK[1], WIDE_VEC): _signatures(FOUR_BYTE),
-    wide_kernel(WIDE_TILE, WIDE_BLOCK[1], WIDE_VEC, 0, False): _signatures(FOUR_BYTE),
-    wide_kernel(PLAIN_BLOCK[0] * PLAIN_VEC, PLAIN_BLOCK[1], PLAIN_VEC): _signatures(DTYPES),
-    wide_kernel(8, 2, 2): _signatures(DTYPES),            # tests: small tiles
-    wide_kernel(8, 2, 4): _signatures(FOUR_BYTE),
-    wide_kernel(8, 4, 2, 0, False): _signatures(DTYPES),
+    transpose_wide: _signatures(FOUR_BYTE),
+    copy_wide: _signatures(FOUR_BYTE),
+    kernel_for(PLAIN_BLOCK[0] * PLAIN_VEC, PLAIN_BLOCK[1], PLAIN_VEC): _signatures(DTYPES),
+    kernel_for(8, 2, 2): _signatures(DTYPES),  # tests: small tiles
+    kernel_for(8, 2, 4): _signatures(FOUR_BYTE),
+    kernel_for(8, 4, 2, 0, False): _signatures(DTYPES),
 }

@@ -58,27 +58,28 @@ def bank_picture(tile: int = TILE, pads=(0, 1), itemsize: int = 4, rows: int | N
 
 
 def block_order_picture(tiles: int = 8, groups=(1, 4), first: int = 16):
-    """The tiles the first blocks read (top) and write (bottom), per block order (tile_of_block)."""
+    """The tiles the first blocks read and write, side by side per block order (tile_of_block)."""
     fig, axes = plt.subplots(
-        2, len(groups), figsize=(2.9 * len(groups), 5.4), layout="constrained", squeeze=False
+        1, 2 * len(groups), figsize=(3 * 2 * len(groups), 3.6), layout="constrained", squeeze=False
     )
     for col, group in enumerate(groups):
         order = np.full((2, tiles, tiles), np.nan)
         for block in range(first):
             r, c = tile_of_block(block, tiles, tiles, group)
             order[0, r, c], order[1, c, r] = block, block  # the output tile is the transposed one
-        for row, side in enumerate(("input tiles read", "output tiles written")):
-            ax = axes[row][col]
-            ax.imshow(order[row], cmap="viridis", vmin=0, vmax=first - 1)
-            for (r, c), block in np.ndenumerate(order[row]):
+        for side, what in enumerate(("reads", "writes")):
+            ax = axes[0][2 * col + side]
+            ax.imshow(order[side], cmap="viridis", vmin=0, vmax=first - 1)
+            for (r, c), block in np.ndenumerate(order[side]):
                 if not np.isnan(block):
-                    ax.text(c, r, int(block), ha="center", va="center", fontsize=7, color="white")
+                    ax.text(c, r, int(block), ha="center", va="center", fontsize=8, color="white")
             ax.set_xticks([])
             ax.set_yticks([])
-            ax.set_title(f"group = {group}: {side}", fontsize=9)
+            ax.set_title(f"group = {group}: {what}", fontsize=11)
     fig.suptitle(
-        f"the first {first} blocks of a {tiles} x {tiles}-tile transpose (number = block index)",
-        fontsize=10,
+        f"the tiles the first {first} blocks of a {tiles} x {tiles}-tile transpose read "
+        "(in a) and write (in out); number = block index",
+        fontsize=12,
     )
     plt.close(fig)
     return fig

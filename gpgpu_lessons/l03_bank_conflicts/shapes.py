@@ -7,6 +7,7 @@ registers a rewrite that folds such sizes (+, -, * and // of integer constants) 
 before type inference, so a kernel can show the padding where it happens, as CUDA C does with
 `__shared__ float tile[TILE_DIM][TILE_DIM + 1];`. Nothing else in a kernel is changed.
 """
+
 from __future__ import annotations
 
 import operator
@@ -42,8 +43,9 @@ if not runtime.is_simulator():
 
         def match(self, func_ir, block, typemap, calltypes):
             self.block, self.folded = block, {}
-            assigned = {inst.target.name: inst.value for inst in block.body
-                        if isinstance(inst, ir.Assign)}
+            assigned = {
+                inst.target.name: inst.value for inst in block.body if isinstance(inst, ir.Assign)
+            }
             for expr in block.find_exprs(op="call"):
                 try:
                     callee = func_ir.infer_constant(expr.func)
@@ -52,8 +54,11 @@ if not runtime.is_simulator():
                 if not any(callee is f for f in ARRAYS) or not expr.args:
                     continue
                 shape = assigned.get(expr.args[0].name)
-                sizes = shape.items if isinstance(shape, ir.Expr) and shape.op == "build_tuple" \
+                sizes = (
+                    shape.items
+                    if isinstance(shape, ir.Expr) and shape.op == "build_tuple"
                     else [expr.args[0]]
+                )
                 for size in sizes:
                     if isinstance(assigned.get(size.name), ir.Expr):
                         value = _constant(func_ir, size, assigned)

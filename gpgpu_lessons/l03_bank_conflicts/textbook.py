@@ -7,6 +7,7 @@ bank), `transpose_padded` is the same kernel with one column of padding. Seed 00
 threads, one element each: the `*_16` kernels. The kernels are written for float32 (the shared
 tile's type); the wrappers refuse other dtypes: `fast.transpose` takes them.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,9 +16,9 @@ from numba import cuda, float32
 from .. import launch
 from . import shapes  # noqa: F401  (lets a shared tile be (TILE, TILE + 1) on a GPU)
 
-TILE = 32          # a block moves a TILE x TILE tile ...
-ROWS = 8           # ... with TILE x ROWS threads: each thread moves TILE / ROWS elements
-SEED_TILE = 16     # seed 000: 16 x 16 threads, one element each
+TILE = 32  # a block moves a TILE x TILE tile ...
+ROWS = 8  # ... with TILE x ROWS threads: each thread moves TILE / ROWS elements
+SEED_TILE = 16  # seed 000: 16 x 16 threads, one element each
 DTYPES = (np.float32,)
 
 
@@ -52,12 +53,12 @@ def transpose_tiled(a, out):
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
     for j in range(0, TILE, ROWS):
         if x < w and y + j < h:
-            tile[ty + j, tx] = a[y + j, x]          # a warp writes a tile row
+            tile[ty + j, tx] = a[y + j, x]  # a warp writes a tile row
     cuda.syncthreads()
-    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty   # the transposed tile
+    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty  # the transposed tile
     for j in range(0, TILE, ROWS):
         if x < h and y + j < w:
-            out[y + j, x] = tile[tx, ty + j]        # a warp reads a tile column
+            out[y + j, x] = tile[tx, ty + j]  # a warp reads a tile column
 
 
 @cuda.jit
@@ -69,12 +70,12 @@ def transpose_padded(a, out):
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
     for j in range(0, TILE, ROWS):
         if x < w and y + j < h:
-            tile[ty + j, tx] = a[y + j, x]          # a warp writes a tile row
+            tile[ty + j, tx] = a[y + j, x]  # a warp writes a tile row
     cuda.syncthreads()
-    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty   # the transposed tile
+    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty  # the transposed tile
     for j in range(0, TILE, ROWS):
         if x < h and y + j < w:
-            out[y + j, x] = tile[tx, ty + j]        # a warp reads a tile column
+            out[y + j, x] = tile[tx, ty + j]  # a warp reads a tile column
 
 
 @cuda.jit
@@ -119,30 +120,40 @@ def transpose_padded_16(a, out):
 
 # ---- wrappers ------------------------------------------------------------------------------
 
+
 def _refuse_other_dtypes(a) -> None:
     """The kernels' shared tile is float32: other element types would be converted silently."""
     dtype = getattr(a, "dtype", None)
     if (isinstance(a, np.ndarray) or launch.is_device_array(a)) and np.dtype(dtype) != np.float32:
-        raise TypeError(f"a has dtype {dtype}, but the textbook kernels are written for float32 "
-                        "(their shared tile is float32): use fast.transpose, which takes 4- and "
-                        "8-byte types and complex64, or convert first: a.astype(np.float32)")
+        raise TypeError(
+            f"a has dtype {dtype}, but the textbook kernels are written for float32 "
+            "(their shared tile is float32): use fast.transpose, which takes 4- and "
+            "8-byte types and complex64, or convert first: a.astype(np.float32)"
+        )
 
 
 def _launch(kernel, a, out, tile: int, rows: int, *, transposed: bool = True) -> launch.Launch:
     """Check a float32 2-D input and its output; one launch per band of rows (N x 1 included)."""
     _refuse_other_dtypes(a)
     d_a, to_host = launch.device_input(a, name="a", dtypes=DTYPES, ndim=2)
-    o = launch.device_output(out, d_a.shape[::-1] if transposed else d_a.shape, d_a.dtype,
-                             inputs=(d_a,))
+    o = launch.device_output(
+        out, d_a.shape[::-1] if transposed else d_a.shape, d_a.dtype, inputs=(d_a,)
+    )
     bands = launch.row_bands(d_a.shape, (tile, tile))
     if len(bands) == 1:
-        return launch.single(kernel, bands[0][2], (tile, rows), d_a, o.device, out=o,
-                             to_host=to_host)
+        return launch.single(
+            kernel, bands[0][2], (tile, rows), d_a, o.device, out=o, to_host=to_host
+        )
     # taller than 65535 blocks: rows first:end of a go to columns first:end of out
-    steps = tuple(launch.Step(kernel, grid, (tile, rows),
-                              (d_a[first:end], o.device[:, first:end] if transposed else
-                               o.device[first:end]))
-                  for first, end, grid in bands)
+    steps = tuple(
+        launch.Step(
+            kernel,
+            grid,
+            (tile, rows),
+            (d_a[first:end], o.device[:, first:end] if transposed else o.device[first:end]),
+        )
+        for first, end, grid in bands
+    )
     return launch.Launch(steps, out=o.device, to_host=to_host, host_out=o.host, out_given=o.given)
 
 
@@ -200,7 +211,7 @@ VARIANTS = {
 }
 
 _C = "void(float32[:, ::1], float32[:, ::1])"
-_BAND = "void(float32[:, ::1], float32[:, :])"    # a band of a tall transpose: columns of out
+_BAND = "void(float32[:, ::1], float32[:, :])"  # a band of a tall transpose: columns of out
 SIGNATURES = {
     copy: [_C],
     transpose_naive: [_C, _BAND],
