@@ -6,9 +6,12 @@ requests, 32-byte sectors (global), bank wavefronts (shared), distinct addresses
 atomic contention, each beside its ideal, with a verdict; and the hazards (races, reads of
 unwritten shared memory, barriers reached by part of a block, out-of-bounds indices).
 
-Modules: `record` (running the kernel with recording arrays), `accesses` (records to columns),
-`model` (the sector and bank rules), `hazards`, `report` (the Trace and its summaries),
-`figures` (which sector or bank each lane hits), `verify` (tracer vs Nsight Compute on a GPU).
+Modules: `record` (running the kernel on the simulator's machinery), `arrays` (the recording
+arrays), `fakecuda` (the `cuda` module a traced kernel sees), `swap` (device functions and global
+arrays swapped for the trace), `accesses` (records to columns), `model` (the sector and bank
+rules), `hazards`, `report` (the Trace, its text and HTML tables), `figures` (which sector or
+bank each lane hits), `tracer` (trace_kernel); `cases` and `verify` check the tracer against
+Nsight Compute and compute-sanitizer on a GPU (``python -m gpgpu_lessons.trace.verify``).
 """
 from .arrays import TraceError, UnsupportedError
 from .hazards import Hazard
