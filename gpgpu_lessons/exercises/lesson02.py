@@ -140,7 +140,7 @@ MOSAIC = Exercise(
 Paint every 8 x 8 tile of a float32 image with the **mean** of its pixels. One block of 8 x 8
 threads per tile: each thread puts its pixel into a shared array of 64, then the block adds them
 up with a tree (32 + 32, 16 + 16, ... with a barrier after each step), and every thread writes
-the mean. Edge tiles (the shapes are 1 x 13 and 11 x 20) average only their real pixels.""",
+the mean. Edge tiles (the shapes are 1 x 13 and 11 x 12) average only their real pixels.""",
     skeleton='''\
 from numba import cuda, float32
 
@@ -168,7 +168,7 @@ def mosaic(image, out):
            "`step = CELLS // 2`; `while step > 0: if tid < step: total[tid] += "
            "total[tid + step]`; `cuda.syncthreads()`; `step //= 2`. Count: "
            "`min(TILE, h - by * TILE) * min(TILE, w - bx * TILE)`."),
-    cases=lambda rng, gpu: [_mosaic_case(rng, 1, 13), _mosaic_case(rng, 11, 20)]
+    cases=lambda rng, gpu: [_mosaic_case(rng, 1, 13), _mosaic_case(rng, 11, 12)]
     + ([_mosaic_case(rng, 1001, 999)] if gpu else []),
     trace_case=1, checks=(checks.UsesShared("the tile's sum is a tree in shared memory"),),
     next="Next: 02.4, a 2-D stencil: a tile with a halo on four sides.",
@@ -200,7 +200,7 @@ BLUR = Exercise(
 edge. Each block of 8 x 8 threads loads the **10 x 10** tile its outputs need (its pixels and a
 one-pixel ring) into shared memory, waits, and computes its 64 outputs from the tile. 100
 loads for 64 threads: let the threads walk the tile (`k = tid, tid + 64`). Shapes: 1 x 20 and
-19 x 21.""",
+9 x 17.""",
     skeleton='''\
 from numba import cuda, float32
 
@@ -226,7 +226,7 @@ def box_blur(image, out):
            "tile[r, c] = image[min(max(y0 + r, 0), h - 1), min(max(x0 + c, 0), w - 1)]; "
            "k += TILE * TILE`; `cuda.syncthreads()`; then sum `tile[ty + dy, tx + dx]` for dy, "
            "dx in 0..2 and divide by 9."),
-    cases=lambda rng, gpu: [_blur_case(rng, 1, 20), _blur_case(rng, 19, 21)]
+    cases=lambda rng, gpu: [_blur_case(rng, 1, 20), _blur_case(rng, 9, 17)]
     + ([_blur_case(rng, 1001, 999)] if gpu else []),
     trace_case=1,
     checks=(checks.UsesShared("each block reads its tile into shared memory once"),
@@ -257,7 +257,7 @@ SCAN = Exercise(
 Each block of 64 threads computes the running sums of its segment: `out[start + t] = a[start] +
 ... + a[start + t]` (int32). Hillis and Steele's scan: for `d = 1, 2, 4, ..., 32`, thread `t >= d`
 adds the value `d` places to its left. Every thread reads its neighbour's value *before* anyone
-overwrites it: where do the barriers go? Shapes: `n = 1` and `n = 150`.""",
+overwrites it: where do the barriers go? Shapes: `n = 1` and `n = 100`.""",
     skeleton='''\
 from numba import cuda, int32
 
@@ -285,7 +285,7 @@ def block_scan(a, out):
            "value: read into a register, wait, then write, and wait again before the next step.",
            "`v = sums[t - d] if t >= d else 0`; `cuda.syncthreads()`; `sums[t] += v`; "
            "`cuda.syncthreads()` (both barriers outside the `if`)."),
-    cases=lambda rng, gpu: [_scan_case(rng, 1), _scan_case(rng, 150)]
+    cases=lambda rng, gpu: [_scan_case(rng, 1), _scan_case(rng, 100)]
     + ([_scan_case(rng, 1_000_003)] if gpu else []),
     trace_case=1, checks=(checks.UsesShared("the scan runs in shared memory"),),
     figure=figures.scan_steps,

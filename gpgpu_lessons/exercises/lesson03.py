@@ -148,7 +148,7 @@ skeleton is the classic *interleaved addressing* (Harris, step 2): at step `s`, 
 `buf[2 s t + s]` into `buf[2 s t]`: lanes `2 s` words apart, two (in larger blocks: more)
 lanes per bank.
 Rewrite the tree with *sequential addressing*: at step `s` = 32, 16, ..., 1, thread `t < s`
-adds `buf[t + s]` into `buf[t]`. Shapes: `n = 1` and `n = 200`.""",
+adds `buf[t + s]` into `buf[t]`. Shapes: `n = 1` and `n = 100`.""",
     skeleton='''\
 from numba import cuda, float32
 
@@ -178,7 +178,7 @@ def block_sums(a, sums):
            "neighbouring words: one per bank.",
            "`s = B // 2`; `while s > 0: if t < s: buf[t] += buf[t + s]`; "
            "`cuda.syncthreads()`; `s //= 2`."),
-    cases=lambda rng, gpu: [_sums_case(rng, 1), _sums_case(rng, 200)]
+    cases=lambda rng, gpu: [_sums_case(rng, 1), _sums_case(rng, 100)]
     + ([_sums_case(rng, 1_000_003)] if gpu else []),
     trace_case=1, checks=(checks.UsesShared("the tree runs in shared memory"),
                           checks.NoBankConflicts()),

@@ -151,7 +151,7 @@ def count_bright(pixels, threshold, count):
 )
 
 BINS = 16
-HIST_GRID = 4
+HIST_GRID = 2
 
 
 def _histogram_case(rng, n, grid=HIST_GRID, block=BLOCK):
@@ -167,7 +167,7 @@ def _histogram_case(rng, n, grid=HIST_GRID, block=BLOCK):
 HISTOGRAM = Exercise(
     id="05.4", name="histogram", title="A histogram with shared bins",
     statement="""\
-A 16-bin histogram of uint8 `values` (bin `v >> 4`) into `bins` (which starts at 0). 4 blocks
+A 16-bin histogram of uint8 `values` (bin `v >> 4`) into `bins` (which starts at 0). 2 blocks
 of 64 threads walk the data with a grid-stride loop. Atomics straight into global `bins` pile up
 on the popular bins; instead, each block counts into its **own 16 bins in shared memory**
 (zeroed first), then adds them to `bins`: 16 global atomics per block. `n = 5` and `n = 1000`.""",
@@ -198,7 +198,7 @@ def histogram(values, bins):
     performance=lambda rng: _histogram_case(rng, 2**25, 1056, 256),
 )
 
-DOT_GRID = 4
+DOT_GRID = 2
 
 
 def _dot_case(rng, n, grid=DOT_GRID, block=BLOCK):
@@ -212,7 +212,7 @@ def _dot_case(rng, n, grid=DOT_GRID, block=BLOCK):
 DOT = Exercise(
     id="05.5", name="dot", title="A dot product with one atomic per block",
     statement="""\
-`out[0] = x . y` (float32; `out` starts at 0), with 4 blocks of 64 threads and a grid-stride
+`out[0] = x . y` (float32; `out` starts at 0), with 2 blocks of 64 threads and a grid-stride
 loop. The skeleton does one atomic per element: all of them on one address, one after the other.
 Let each thread add up its products in a register, the block combine its 64 partial sums (a tree
 in shared memory, or warp shuffles), and one thread per block do **one** atomic. `n = 3` and
