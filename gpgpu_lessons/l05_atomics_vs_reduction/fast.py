@@ -116,8 +116,8 @@ def block_sum_shuffle(value, warp_sums):
 
 @cuda.jit(device=True)
 def add_and_hand_over(value, total, acc, tickets):
-    """Thread 0 of each block: one atomic into acc; the last block to finish moves acc to total[0]
-    and leaves acc and tickets at 0 (no zeroing launch needed for the next launch)."""
+    """Thread 0 of each block adds into acc; the last block moves acc to total[0] and clears it."""
+    # acc and tickets are left at 0 for the next launch: no launch to clear the output first
     cuda.atomic.add(acc, 0, value)
     cuda.threadfence()  # our add lands before our ticket
     last = uint32(cuda.gridDim.x - 1)
@@ -197,10 +197,8 @@ def sum_grid_stride(
     hand_over: bool = SUM_HAND_OVER,
     blocks: int | None = None,
 ):
-    """Sum a 1-D float32 array at memory speed: a Python float, or written to out[0].
-
-    The options are the tuning space (see TUNING); `blocks` overrides the grid (tests).
-    """
+    """Sum a 1-D float32 array at memory speed: a Python float, or written to out[0]."""
+    # the options span TUNING["space"]; `blocks` overrides the grid (the tests use it)
     d_a, to_host = launch.device_input(a, name="a", dtypes=np.float32, ndim=1)
     total = launch.device_output(out, (1,), np.float32, inputs=(d_a,))
     (block,) = launch.block_shape(block)
@@ -270,8 +268,9 @@ TUNING = {
 def wave_constants(
     mag, freq, phi, width, spacing, amp, row_cycles, col_cycles, phase, step_cos, step_sin
 ):
-    """Per wave, in float64: amplitude/n, phase steps per row and column (cycles), cos and sin of
-    the step between columns `spacing` apart; zero amplitude past n (padding)."""
+    """Once per wave, in float64: the amplitude and phase steps the fast sine sums share."""
+    # amplitude/n, the phase step per row and per column in cycles, cos and sin of the step
+    # between columns `spacing` apart; zero amplitude past n (the padding of the last step)
     i = cuda.grid(1)
     if i < amp.size:
         n = mag.size
@@ -322,8 +321,7 @@ sine_sum_reduced_fastmath = configured(
 
 @cuda.jit(fastmath=True)
 def sine_sum_recurrence(amp, row_cycles, col_cycles, phase, step_cos, step_sin, out):
-    """Per wave one sin and cos per thread, then each next column from the two before:
-    sin(u + d) = 2 cos(d) sin(u) - sin(u - d), one FMA per term."""
+    """One sin and cos per wave, then each next column: sin(u + d) = 2 cos d sin u - sin(u - d)."""
     width = out.shape[1]
     chunks = (width + RECURRENCE_OUTPUTS - 1) // RECURRENCE_OUTPUTS  # columns per thread
     g = cuda.grid(1)

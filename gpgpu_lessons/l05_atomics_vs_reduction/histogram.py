@@ -105,10 +105,7 @@ HISTOGRAMS = {
 
 @launch.op
 def atomic_spread(values, targets: int, *, out=None):
-    """Add N float32 values into `targets` addresses (value i into address i % targets), atomically.
-
-    targets must be a power of two between 1 and N; returns the (targets,) sums.
-    """
+    """Add value i into address i % targets with atomics; targets: a power of two, 1 to N."""
     d_values, to_host = launch.device_input(values, name="values", dtypes=np.float32, ndim=1)
     targets = launch.positive_int(targets, "targets")
     if targets & (targets - 1):

@@ -205,12 +205,9 @@ def sine_sum(
     block: int = SEED_THREADS,
     host_loop_blocks: int = HOST_LOOP_BLOCKS,
 ):
-    """The (height, width) float32 array of sums of sine waves, computed by one textbook variant.
-
-    `block` (a power of two) is the seed's threads per block (variants 2-1, 2-2, 3; the
-    sequential tree takes at most BLOCK of them) and `host_loop_blocks` its blocks per launch
-    of the host loop; tests make them small.
-    """
+    """Seed 001's (height, width) float32 sums of sine waves, by one textbook variant."""
+    # block (a power of two): the seed's threads per block of 2-1, 2-2 and 3 (the sequential
+    # tree takes at most BLOCK of them); host_loop_blocks: blocks per launch of variant 3
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
     (block,) = launch.block_shape(block)
