@@ -3,6 +3,7 @@
 The tracer runs kernels on the simulator's machinery in every mode, so these tests run on a GPU
 machine too (there, and in compile-only mode, the kernels are real Numba dispatchers).
 """
+
 import os
 import subprocess
 import sys
@@ -30,6 +31,7 @@ def line_of(kernel, text: str) -> int:
 
 
 # ---- kernels: global memory ----------------------------------------------------------------
+
 
 @cuda.jit
 def copy(a, b):
@@ -106,6 +108,7 @@ def test_device_vector_float32x4_is_one_request_of_16_sectors():
 
 # ---- kernels: shared memory, bank conflicts --------------------------------------------------
 
+
 @cuda.jit
 def column_read(out):
     """Fill a 32 x 32 float32 tile by rows, read it by columns: all lanes in one bank."""
@@ -175,6 +178,7 @@ def test_bank_rule_scalar_functions():
 
 
 # ---- constant memory and atomics ------------------------------------------------------------
+
 
 @cuda.jit
 def lut_read(out, per_lane):
@@ -253,6 +257,7 @@ def test_atomics_on_one_address_contend(spread, lanes):
 
 # ---- races: planted and correct -------------------------------------------------------------
 
+
 def _transpose_kernel(barrier):
     @cuda.jit
     def transpose(a, b):
@@ -265,6 +270,7 @@ def _transpose_kernel(barrier):
             cuda.syncthreads()
         for j in range(0, TILE, ROWS):
             b[y + j, x] = tile[x, y + j]
+
     return transpose
 
 
@@ -285,6 +291,7 @@ def _reduce_kernel(barrier):
             step //= 2
         if t == 0:
             out[0] = s[0]
+
     return tree_sum
 
 
@@ -298,6 +305,7 @@ def _reverse_kernel(barrier):
         if barrier:
             cuda.syncthreads()
         a[t] = s[63 - t]
+
     return reverse
 
 
@@ -315,6 +323,7 @@ def _overwrite_kernel(barrier):
             if barrier:
                 cuda.syncthreads()
         out[t] = total
+
     return rolling
 
 
@@ -368,8 +377,9 @@ def test_missing_barrier_in_tiled_transpose_is_a_raw_race():
     a = np.arange(TILE * TILE, dtype=np.float32).reshape(TILE, TILE)
     racy, good = _transpose_kernel(False), _transpose_kernel(True)
     store, load = line_of(racy, "tile[y + j, x] ="), line_of(racy, "= tile[x, y + j]")
-    assert _kinds(trace_kernel(racy, 1, (TILE, ROWS), a, np.zeros_like(a))) == \
-        [("RAW", "shared", (store, load))]
+    assert _kinds(trace_kernel(racy, 1, (TILE, ROWS), a, np.zeros_like(a))) == [
+        ("RAW", "shared", (store, load))
+    ]
     b = np.zeros_like(a)
     assert trace_kernel(good, 1, (TILE, ROWS), a, b).hazards == [] and np.array_equal(b, a.T)
 
@@ -380,8 +390,10 @@ def test_missing_barrier_in_reduction_tree_is_a_raw_race():
     tree = line_of(racy, "s[t] += s[t + step]")
     kinds = _kinds(trace_kernel(racy, 1, 64, a, np.zeros(1, np.float32)))
     assert ("RAW", "shared", (tree, tree)) in kinds
-    assert all(kind == "RAW" and set(lines) <= {tree, line_of(racy, "out[0] = s[0]")}
-               for kind, _, lines in kinds)
+    assert all(
+        kind == "RAW" and set(lines) <= {tree, line_of(racy, "out[0] = s[0]")}
+        for kind, _, lines in kinds
+    )
     out = np.zeros(1, np.float32)
     assert trace_kernel(good, 1, 64, a, out).hazards == [] and out[0] == a.sum()
 
@@ -404,8 +416,9 @@ def test_tile_overwritten_before_all_have_read_is_a_war_race():
     racy, good = _overwrite_kernel(False), _overwrite_kernel(True)
     a = np.arange(128, dtype=np.float32)
     read, write = line_of(racy, "total += tile"), line_of(racy, "tile[t] = a[")
-    assert _kinds(trace_kernel(racy, 1, 64, a, np.zeros(64, np.float32))) == \
-        [("WAR", "shared", (read, write))]
+    assert _kinds(trace_kernel(racy, 1, 64, a, np.zeros(64, np.float32))) == [
+        ("WAR", "shared", (read, write))
+    ]
     out = np.zeros(64, np.float32)
     assert trace_kernel(good, 1, 64, a, out).hazards == []
     assert np.array_equal(out, np.roll(a[:64], -1) + np.roll(a[64:], -1))
@@ -413,8 +426,9 @@ def test_tile_overwritten_before_all_have_read_is_a_war_race():
 
 def test_two_threads_writing_one_slot_is_a_waw_race():
     store = line_of(two_per_slot, "s[t // 2] = t")
-    assert _kinds(trace_kernel(two_per_slot, 1, 64, np.zeros(64, np.float32))) == \
-        [("WAW", "shared", (store, store))]
+    assert _kinds(trace_kernel(two_per_slot, 1, 64, np.zeros(64, np.float32))) == [
+        ("WAW", "shared", (store, store))
+    ]
     assert trace_kernel(one_slot_each, 1, 64, np.zeros(64, np.float32)).hazards == []
 
 
@@ -496,6 +510,7 @@ def test_out_of_bounds_reported_with_thread_line_and_shape():
 
 # ---- sampling, summaries, pictures, warp intrinsics -----------------------------------------
 
+
 def test_blocks_samples_the_grid():
     a, b = np.arange(8 * 32, dtype=np.float32), np.zeros(8 * 32, np.float32)
     trace = trace_kernel(copy, 8, 32, a, b, blocks=2)
@@ -525,14 +540,22 @@ def test_summary_html_and_picture():
     lanes = trace.lanes(line, space="shared")
     assert [bank for *_, bank in lanes] == [0] * 32
     row = next(r for r in trace.rows(line) if r.space == "shared" and r.thread == (1, 0, 0))
-    assert (row.block, row.thread, row.warp, row.lane, row.array, row.op, row.index, row.interval) \
-        == ((0, 0, 0), (1, 0, 0), 0, 1, "tile", "load", (1, 0), 1)
+    assert (
+        row.block,
+        row.thread,
+        row.warp,
+        row.lane,
+        row.array,
+        row.op,
+        row.index,
+        row.interval,
+    ) == ((0, 0, 0), (1, 0, 0), 0, 1, "tile", "load", (1, 0), 1)
     assert row.address == 4 * TILE
     fig = trace.figure(line, space="shared")
     assert "32.0 wavefronts per request" in fig.axes[0].get_title(loc="left")
-    global_fig = trace_kernel(strided, 1, 32, np.ones(1024, np.float32),
-                              np.zeros(32, np.float32)).figure(line_of(strided, "a[i * 32]"),
-                                                               space="global", op="load")
+    global_fig = trace_kernel(
+        strided, 1, 32, np.ones(1024, np.float32), np.zeros(32, np.float32)
+    ).figure(line_of(strided, "a[i * 32]"), space="global", op="load")
     assert "32 lanes -> 32 sector(s)" in global_fig.axes[0].get_title(loc="left")
 
 
@@ -570,6 +593,7 @@ def test_warp_intrinsics_and_syncwarp():
 
 # ---- bad input ------------------------------------------------------------------------------
 
+
 def plain(a):
     a[0] = 1
 
@@ -604,11 +628,14 @@ def test_bad_input_gets_a_clear_error():
 
 
 def test_package_exposes_trace_kernel_lazily():
-    code = "import sys, gpgpu_lessons; print('gpgpu_lessons.trace' in sys.modules, " \
-           "gpgpu_lessons.trace_kernel.__module__)"
+    code = (
+        "import sys, gpgpu_lessons; print('gpgpu_lessons.trace' in sys.modules, "
+        "gpgpu_lessons.trace_kernel.__module__)"
+    )
     env = dict(os.environ, GPGPU_LESSONS_QUIET="1")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
     assert out == ["False", "gpgpu_lessons.trace.tracer"]
 
 
@@ -653,10 +680,21 @@ def test_real_gpu_mode_runs_py_func_on_the_simulator_machinery():
     """On a GPU machine the kernel is a CUDADispatcher: compile-only mode has the same objects."""
     env = dict(os.environ, GPGPU_LESSONS_COMPILE_ONLY="1", GPGPU_LESSONS_QUIET="1")
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    run = subprocess.run([sys.executable, "-c", GPU_MODE_SCRIPT], capture_output=True, text=True,
-                         check=False,
-                         env=env)
+    run = subprocess.run(
+        [sys.executable, "-c", GPU_MODE_SCRIPT],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["global-load-2", "local-store-8", "shared-store-2",
-                                  "constant-load-2", "local-load-8", "shared-load-2",
-                                  "global-store-2", "global-atomic-2"], run.stdout
+    assert run.stdout.split() == [
+        "global-load-2",
+        "local-store-8",
+        "shared-store-2",
+        "constant-load-2",
+        "local-load-8",
+        "shared-load-2",
+        "global-store-2",
+        "global-atomic-2",
+    ], run.stdout

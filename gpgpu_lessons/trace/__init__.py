@@ -13,6 +13,7 @@ rules), `hazards`, `report` (the Trace, its text and HTML tables), `figures` (wh
 bank each lane hits), `tracer` (trace_kernel); `cases` and `verify` check the tracer against
 Nsight Compute and compute-sanitizer on a GPU (``python -m gpgpu_lessons.trace.verify``).
 """
+
 from .arrays import TraceError, UnsupportedError
 from .hazards import Hazard
 from .report import Trace

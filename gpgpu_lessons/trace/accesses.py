@@ -7,6 +7,7 @@ a lockstep clock (accesses of the thread since its interval began: which of two 
 would come first if the threads ran in step) and its occurrence (how many times the thread ran
 this instruction before: the lanes of a warp at the same occurrence form one warp request).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,21 +33,21 @@ class Site:
 class Accesses:
     """Every load, store and atomic of the launch, as columns (row i = access i)."""
 
-    block: np.ndarray       # position in Recording.blocks
-    thread: np.ndarray      # linear thread id in the block (x fastest)
-    view: np.ndarray        # Recording.views id
-    op: np.ndarray          # LOAD, STORE, ATOMIC
-    space: np.ndarray       # index into SPACES
-    address: np.ndarray     # simulated byte address
-    size: np.ndarray        # bytes moved
-    index: np.ndarray       # element index, (n, 3), -1 past the array's dimensions
-    site: np.ndarray        # index into Trace.sites
-    part: np.ndarray        # 1 for the imaginary half of a complex element (a second access)
-    interval: np.ndarray    # syncthreads passed by the thread
-    warp_interval: np.ndarray   # syncwarps passed by the thread
-    clock: np.ndarray       # accesses by the thread since its interval began
+    block: np.ndarray  # position in Recording.blocks
+    thread: np.ndarray  # linear thread id in the block (x fastest)
+    view: np.ndarray  # Recording.views id
+    op: np.ndarray  # LOAD, STORE, ATOMIC
+    space: np.ndarray  # index into SPACES
+    address: np.ndarray  # simulated byte address
+    size: np.ndarray  # bytes moved
+    index: np.ndarray  # element index, (n, 3), -1 past the array's dimensions
+    site: np.ndarray  # index into Trace.sites
+    part: np.ndarray  # 1 for the imaginary half of a complex element (a second access)
+    interval: np.ndarray  # syncthreads passed by the thread
+    warp_interval: np.ndarray  # syncwarps passed by the thread
+    clock: np.ndarray  # accesses by the thread since its interval began
     occurrence: np.ndarray  # earlier executions of this site by the thread
-    value: np.ndarray       # what a store wrote (objects; None for loads and atomics)
+    value: np.ndarray  # what a store wrote (objects; None for loads and atomics)
 
     @property
     def warp(self) -> np.ndarray:
@@ -103,7 +104,7 @@ def _index_matrix(indices: list, ndim: int, shape: tuple):
     numbers = np.arange(int(np.prod(shape))).reshape(shape)
     for position, idx in enumerate(indices):
         key = idx if isinstance(idx, tuple) else (idx,)
-        if any(isinstance(k, slice) for k in key):      # a slice assignment: every element
+        if any(isinstance(k, slice) for k in key):  # a slice assignment: every element
             chosen = np.atleast_1d(numbers[key]).ravel()
             rows.extend(np.stack(np.unravel_index(chosen, shape), axis=1).tolist())
             sources.extend([position] * len(chosen))
@@ -120,16 +121,23 @@ def build(recording: Recording):
     nthreads = int(np.prod(recording.block))
     if all(r[2] == BLOCK for r in recording.records):
         empty = np.zeros(0, dtype=np.int64)
-        return (Accesses(*([empty] * 7), np.zeros((0, 3), np.int64), *([empty] * 6),
-                         np.zeros(0, dtype=object)),
-                Barriers(empty, empty, empty, empty), site_list)
+        return (
+            Accesses(
+                *([empty] * 7),
+                np.zeros((0, 3), np.int64),
+                *([empty] * 6),
+                np.zeros(0, dtype=object),
+            ),
+            Barriers(empty, empty, empty, empty),
+            site_list,
+        )
     tid, view, op, idx, code, lasti, line, value = zip(*recording.records)
     op = np.array(op, dtype=np.int8)
     marker = op == BLOCK
     block = np.cumsum(marker) - 1
     tid = np.array(tid, dtype=np.int64)
     keys = list(zip(code, lasti, op.tolist()))
-    for key, lineno in dict(zip(keys, line)).items():     # each (code, offset, op) once
+    for key, lineno in dict(zip(keys, line)).items():  # each (code, offset, op) once
         if key[0] is None:
             sites[key] = -1
             continue
@@ -161,16 +169,26 @@ def build(recording: Recording):
     occurrence[by_site] = running_count(starts, np.ones(len(mem), dtype=bool))
 
     columns["value"] = np.fromiter((value[i] for i in mem), dtype=object, count=len(mem))
-    accesses = _addresses(recording, mem, np.array(view)[mem], [idx[i] for i in mem], nthreads,
-                          block, tid, op, site, occurrence, columns)
+    accesses = _addresses(
+        recording,
+        mem,
+        np.array(view)[mem],
+        [idx[i] for i in mem],
+        nthreads,
+        block,
+        tid,
+        op,
+        site,
+        occurrence,
+        columns,
+    )
     bars = order[op[order] == BARRIER]
     barrier_count = interval[op[order] == BARRIER]
     barriers = Barriers(block[bars], tid[bars], site[bars], barrier_count)
     return accesses, barriers, site_list
 
 
-def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, occurrence,
-               columns):
+def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, occurrence, columns):
     """Expand the memory records into access rows with addresses (slices give several rows)."""
     parts_src, parts_index, parts_address, parts_size, parts_part = [], [], [], [], []
     local_total, local_offset = _local_layout(recording)
@@ -181,19 +199,25 @@ def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, o
         src = rows[src]
         shape = np.array(view.shape, dtype=np.int64)
         matrix = np.where(matrix < 0, matrix + shape, matrix)
-        offset = matrix @ np.array(view.strides, dtype=np.int64) if len(shape) else \
-            np.zeros(len(src), np.int64)
+        offset = (
+            matrix @ np.array(view.strides, dtype=np.int64)
+            if len(shape)
+            else np.zeros(len(src), np.int64)
+        )
         if view.space == LOCAL:
             root = _root_view(recording, v)
             thread = tid[mem[src]]
             warp = block[mem[src]] * (-(-nthreads // WARP)) + thread // WARP
             itemsize = recording.views[root].size
-            address = (warp * local_total + local_offset[root] +
-                       (offset // itemsize * WARP + thread % WARP) * itemsize)
+            address = (
+                warp * local_total
+                + local_offset[root]
+                + (offset // itemsize * WARP + thread % WARP) * itemsize
+            )
         else:
             address = view.base + offset
         padded = np.full((len(src), 3), -1, dtype=np.int64)
-        padded[:, :matrix.shape[1]] = matrix[:, :3]
+        padded[:, : matrix.shape[1]] = matrix[:, :3]
         size, part = np.full(len(src), view.size, dtype=np.int64), np.zeros(len(src), np.int8)
         if view.dtype.kind == "c" and not view.wide:
             # Numba moves a complex number as two accesses: its real, then its imaginary part
@@ -213,12 +237,22 @@ def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, o
     space_of = np.array([SPACES.index(v.space) for v in recording.views], dtype=np.int8)
     view_col = views[src]
     return Accesses(
-        block=block[rec], thread=tid[rec], view=view_col, op=op[rec], space=space_of[view_col],
-        address=np.concatenate(parts_address)[order], size=np.concatenate(parts_size)[order],
-        index=np.concatenate(parts_index)[order], site=site[rec],
+        block=block[rec],
+        thread=tid[rec],
+        view=view_col,
+        op=op[rec],
+        space=space_of[view_col],
+        address=np.concatenate(parts_address)[order],
+        size=np.concatenate(parts_size)[order],
+        index=np.concatenate(parts_index)[order],
+        site=site[rec],
         part=np.concatenate(parts_part)[order],
-        interval=columns["interval"][src], warp_interval=columns["warp_interval"][src],
-        clock=columns["clock"][src], occurrence=occurrence[src], value=columns["value"][src])
+        interval=columns["interval"][src],
+        warp_interval=columns["warp_interval"][src],
+        clock=columns["clock"][src],
+        occurrence=occurrence[src],
+        value=columns["value"][src],
+    )
 
 
 def _root_view(recording: Recording, v: int) -> int:

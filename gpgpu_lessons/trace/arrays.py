@@ -6,6 +6,7 @@ A record is the tuple ``(thread, view, op, index, code, lasti, line, value)``: t
 object, the bytecode offset and the line), and the value a store wrote (None otherwise).
 `accesses.py` turns the list of records into columns.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,7 +21,7 @@ LOAD, STORE, ATOMIC, BARRIER, SYNCWARP, BLOCK = range(6)
 OPS = ("load", "store", "atomic")
 SPACES = ("global", "shared", "constant", "local")
 GLOBAL, SHARED, CONSTANT, LOCAL = SPACES
-ALIGNMENT = {GLOBAL: 256, SHARED: 128, CONSTANT: 256, LOCAL: 256}   # where simulated arrays start
+ALIGNMENT = {GLOBAL: 256, SHARED: 128, CONSTANT: 256, LOCAL: 256}  # where simulated arrays start
 
 _getframe = sys._getframe
 _current_thread = threading.current_thread
@@ -44,10 +45,10 @@ class View:
     dtype: np.dtype
     shape: tuple
     strides: tuple
-    base: int             # simulated byte address of element 0 (local: offset in the thread's slot)
-    size: int             # bytes one access moves
-    parent: int | None = None   # the view it was derived from (the array as the kernel sees it)
-    wide: bool = False          # several elements moved as one access (device.vector)
+    base: int  # simulated byte address of element 0 (local: offset in the thread's slot)
+    size: int  # bytes one access moves
+    parent: int | None = None  # the view it was derived from (the array as the kernel sees it)
+    wide: bool = False  # several elements moved as one access (device.vector)
 
 
 @dataclass
@@ -86,8 +87,18 @@ class Recorded:
         frame = _getframe(1)
         if frame.f_code in self._tracer.vector_codes:
             return self._tracer.vector_access(self, idx, LOAD, frame, value)
-        self._append((_current_thread().thread_id, self._view, LOAD, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno, None))
+        self._append(
+            (
+                _current_thread().thread_id,
+                self._view,
+                LOAD,
+                idx,
+                frame.f_code,
+                frame.f_lasti,
+                frame.f_lineno,
+                None,
+            )
+        )
         return value
 
     def __setitem__(self, idx, value):
@@ -101,8 +112,18 @@ class Recorded:
         if frame.f_code in tracer.vector_codes:
             tracer.vector_access(self, idx, STORE, frame, value)
             return
-        self._append((_current_thread().thread_id, self._view, STORE, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno, value))
+        self._append(
+            (
+                _current_thread().thread_id,
+                self._view,
+                STORE,
+                idx,
+                frame.f_code,
+                frame.f_lasti,
+                frame.f_lineno,
+                value,
+            )
+        )
 
     def load(self, idx, frame):
         """Read element idx (or a slice), logging it at `frame`'s line."""
@@ -112,8 +133,18 @@ class Recorded:
             return self._tracer.out_of_bounds(self, idx, LOAD, frame)
         if type(value) is np.ndarray:
             return self._tracer.subarray(self, value)
-        self._append((_current_thread().thread_id, self._view, LOAD, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno, None))
+        self._append(
+            (
+                _current_thread().thread_id,
+                self._view,
+                LOAD,
+                idx,
+                frame.f_code,
+                frame.f_lasti,
+                frame.f_lineno,
+                None,
+            )
+        )
         return value
 
     def store(self, idx, value, frame):
@@ -123,8 +154,18 @@ class Recorded:
         except IndexError:
             self._tracer.out_of_bounds(self, idx, STORE, frame)
             return
-        self._append((_current_thread().thread_id, self._view, STORE, idx,
-                      frame.f_code, frame.f_lasti, frame.f_lineno, value))
+        self._append(
+            (
+                _current_thread().thread_id,
+                self._view,
+                STORE,
+                idx,
+                frame.f_code,
+                frame.f_lasti,
+                frame.f_lineno,
+                value,
+            )
+        )
 
     def __iter__(self):
         for i in range(len(self._ary)):
@@ -156,7 +197,7 @@ class Recorded:
             return self._tracer.field(self, name)
         value = getattr(self._ary, name)
         if isinstance(value, np.ndarray) and np.shares_memory(value, self._ary):
-            return self._tracer.subarray(self, value)     # a.T, a.real, a.imag
+            return self._tracer.subarray(self, value)  # a.T, a.real, a.imag
         return value
 
     def __repr__(self):
@@ -174,8 +215,9 @@ class ReadOnly(Recorded):
 
     def store(self, idx, value, frame):
         view = self._tracer.views[self._view]
-        raise UnsupportedError(f"constant array '{view.name}' is read-only: a GPU kernel cannot "
-                               "write constant memory")
+        raise UnsupportedError(
+            f"constant array '{view.name}' is read-only: a GPU kernel cannot write constant memory"
+        )
 
 
 class RecordRef:
@@ -209,8 +251,11 @@ def instruction_at(code: types.CodeType, lasti: int) -> tuple:
 
     The interpreter (3.11+) reports different offsets for one instruction before and after it
     specialises it (an offset in its inline cache, or the PRECALL of a CALL); all of them have
-    the span of the expression, which two different accesses on one line do not share.
+    the span of the expression, which two different accesses on one line do not share. Python
+    3.10 neither specialises nor has spans: there the offset itself names the instruction.
     """
+    if not hasattr(code, "co_positions"):
+        return (lasti,)
     return _positions(code)[lasti // 2]
 
 
@@ -243,10 +288,10 @@ class Tracer:
         self.oob: list[OutOfBounds] = []
         self.vector_codes = vector_codes
         self.block_point: tuple = (0, 0, 0)
-        self._bases: dict = {}        # (space, root pointer) -> simulated base address
+        self._bases: dict = {}  # (space, root pointer) -> simulated base address
         self._next: dict = {space: 0 for space in SPACES}
-        self._derived: dict = {}      # (parent view, kind, key) -> view id
-        self._keep: list = []         # roots kept alive so that their pointers stay unique
+        self._derived: dict = {}  # (parent view, kind, key) -> view id
+        self._keep: list = []  # roots kept alive so that their pointers stay unique
         self._lock = threading.RLock()  # the simulated threads register views concurrently
 
     # -- views ----------------------------------------------------------------------------
@@ -280,8 +325,17 @@ class Tracer:
         with self._lock:
             if base is None:
                 base = 0 if space == LOCAL else self._base(space, ary)
-            view = View(len(self.views), name, space, ary.dtype, ary.shape, ary.strides, base,
-                        ary.dtype.itemsize, parent)
+            view = View(
+                len(self.views),
+                name,
+                space,
+                ary.dtype,
+                ary.shape,
+                ary.strides,
+                base,
+                ary.dtype.itemsize,
+                parent,
+            )
             self.views.append(view)
             return view.id
 
@@ -294,15 +348,21 @@ class Tracer:
         """A slice of a recorded array (a row, a window): same memory, its own shape."""
         view = self.views[parent._view]
         if not np.may_share_memory(ary, parent._ary):
-            raise UnsupportedError(f"array '{view.name}' indexed with an array or a list: a GPU "
-                                   "kernel indexes arrays with integers and slices")
+            raise UnsupportedError(
+                f"array '{view.name}' indexed with an array or a list: a GPU "
+                "kernel indexes arrays with integers and slices"
+            )
         if view.space == LOCAL:
-            raise UnsupportedError(f"slicing local array '{view.name}' is not supported by the "
-                                   "tracer")
+            raise UnsupportedError(
+                f"slicing local array '{view.name}' is not supported by the tracer"
+            )
         offset = pointer(ary) - pointer(parent._ary)
         key = (parent._view, "slice", offset, ary.shape, ary.strides)
-        derived = self.once(self._derived, key, lambda: self.view(
-            ary, view.name, view.space, parent=view.id, base=view.base + offset))
+        derived = self.once(
+            self._derived,
+            key,
+            lambda: self.view(ary, view.name, view.space, parent=view.id, base=view.base + offset),
+        )
         return type(parent)(ary, derived, self)
 
     def field(self, parent: Recorded, name: str) -> Recorded:
@@ -310,16 +370,32 @@ class Tracer:
         view = self.views[parent._view]
         ary = parent._ary[name]
         offset = parent._ary.dtype.fields[name][1]
-        derived = self.once(self._derived, (parent._view, "field", name), lambda: self.view(
-            ary, f"{view.name}.{name}", view.space, parent=view.id, base=view.base + offset))
+        derived = self.once(
+            self._derived,
+            (parent._view, "field", name),
+            lambda: self.view(
+                ary, f"{view.name}.{name}", view.space, parent=view.id, base=view.base + offset
+            ),
+        )
         return type(parent)(ary, derived, self)
 
     def wide(self, view_id: int, count: int) -> int:
         """The view for `count` neighbouring elements moved as one access (device.vector)."""
+
         def make():
             view = self.views[view_id]
-            wide = View(len(self.views), view.name, view.space, view.dtype, view.shape,
-                        view.strides, view.base, view.size * count, view_id, wide=True)
+            wide = View(
+                len(self.views),
+                view.name,
+                view.space,
+                view.dtype,
+                view.shape,
+                view.strides,
+                view.base,
+                view.size * count,
+                view_id,
+                wide=True,
+            )
             self.views.append(wide)
             return wide.id
 
@@ -335,24 +411,52 @@ class Tracer:
         if inner.f_locals.get("j", 0) == 0:
             values = outer.f_locals.get("values")
             count = len(values) if "n" not in outer.f_locals else outer.f_locals["n"]
-            self.records.append((_current_thread().thread_id, self.wide(array._view, count), op,
-                                 idx, frame.f_code, frame.f_lasti, frame.f_lineno,
-                                 tuple(values) if op == STORE else None))
+            self.records.append(
+                (
+                    _current_thread().thread_id,
+                    self.wide(array._view, count),
+                    op,
+                    idx,
+                    frame.f_code,
+                    frame.f_lasti,
+                    frame.f_lineno,
+                    tuple(values) if op == STORE else None,
+                )
+            )
         return value
 
     def out_of_bounds(self, array: Recorded, idx, op: int, frame):
         """Record an index outside the array; a load returns NaN (floats) or 0."""
         view = self.views[array._view]
         _check_index(idx, view)
-        self.oob.append(OutOfBounds(array._view, op, idx, self.block_point,
-                                    _current_thread().thread_id, frame.f_code, frame.f_lineno))
+        self.oob.append(
+            OutOfBounds(
+                array._view,
+                op,
+                idx,
+                self.block_point,
+                _current_thread().thread_id,
+                frame.f_code,
+                frame.f_lineno,
+            )
+        )
         return _poison(array._ary.dtype)
 
     def event(self, op: int, detail=None) -> None:
         """A barrier or syncwarp of the calling thread, at the caller's caller's line."""
         frame = _getframe(2)
-        self.records.append((_current_thread().thread_id, -1, op, detail, frame.f_code,
-                             frame.f_lasti, frame.f_lineno, None))
+        self.records.append(
+            (
+                _current_thread().thread_id,
+                -1,
+                op,
+                detail,
+                frame.f_code,
+                frame.f_lasti,
+                frame.f_lineno,
+                None,
+            )
+        )
 
 
 def _check_index(idx, view: View) -> None:
@@ -362,7 +466,8 @@ def _check_index(idx, view: View) -> None:
         if not isinstance(part, (int, np.integer, slice)):
             raise UnsupportedError(
                 f"array '{view.name}' indexed with {idx!r}: a kernel indexes arrays with integers "
-                "(a float or an array index would not compile for a GPU)")
+                "(a float or an array index would not compile for a GPU)"
+            )
 
 
 # ----------------------------------------------------------------------------------------------

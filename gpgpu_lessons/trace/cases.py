@@ -9,6 +9,7 @@ histogram, constant broadcast vs per-lane, atomics on one address vs spread, a l
 `RACES`: kernels to compare with compute-sanitizer (racecheck, synccheck): six broken ones and
 their correct versions. Every kernel has its own name (Nsight Compute shows it).
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,19 +39,22 @@ class Case:
 
     name: str
     kernel: object
-    make: object              # rng -> (griddim, blockdim, args as NumPy arrays / scalars)
-    expect: str = ""          # what a reader should see (the tracer's verdict, or the race)
+    make: object  # rng -> (griddim, blockdim, args as NumPy arrays / scalars)
+    expect: str = ""  # what a reader should see (the tracer's verdict, or the race)
 
 
 def _named(name: str):
     """Decorator: give a kernel built in a factory its own name, then jit it."""
+
     def decorate(fn):
         fn.__name__ = fn.__qualname__ = name
         return jit(fn)
+
     return decorate
 
 
 # ---- global memory ---------------------------------------------------------------------------
+
 
 @jit
 def verify_copy(a, b):
@@ -119,6 +123,7 @@ def verify_rgb_row(image, out):
 
 # ---- shared memory ---------------------------------------------------------------------------
 
+
 @jit
 def verify_transpose_naive(a, b):
     """b[x, y] = a[y, x] straight from global memory: coalesced reads, strided writes."""
@@ -141,6 +146,7 @@ def _transpose(pad: int, barrier: bool, name: str):
         x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty
         for j in range(0, TILE, ROWS):
             b[y + j, x] = tile[tx, ty + j]
+
     return transpose
 
 
@@ -158,6 +164,7 @@ def _f64_read(stride: int, name: str):
             tile[j * TILE + i] = i + j
         cuda.syncthreads()
         out[cuda.blockIdx.x * TILE + i] = tile[(i * stride) % (TILE * TILE)]
+
     return read
 
 
@@ -246,6 +253,7 @@ def verify_histogram(values, bins):
 
 # ---- constant memory, atomics, local memory -------------------------------------------------
 
+
 @jit
 def verify_lut_broadcast(index, out):
     """Every lane of a warp reads the same entry of a constant table."""
@@ -286,6 +294,7 @@ def verify_local(a, out, pick):
 
 # ---- races: broken and correct ---------------------------------------------------------------
 
+
 def _tree(barrier: bool, name: str):
     @_named(name)
     def tree(a, out):
@@ -302,6 +311,7 @@ def _tree(barrier: bool, name: str):
             step //= 2
         if t == 0:
             out[cuda.blockIdx.x] = s[0]
+
     return tree
 
 
@@ -314,6 +324,7 @@ def _reverse(barrier: bool, name: str):
         if barrier:
             cuda.syncthreads()
         a[cuda.grid(1)] = s[BLOCK - 1 - t]
+
     return reverse
 
 
@@ -330,6 +341,7 @@ def _overwrite(barrier: bool, name: str):
             if barrier:
                 cuda.syncthreads()
         out[t] = total
+
     return overwrite
 
 
@@ -341,6 +353,7 @@ def _slot(per_slot: int, name: str):
         s[t // per_slot] = t
         cuda.syncthreads()
         out[t] = s[t // per_slot]
+
     return slot
 
 
@@ -356,6 +369,7 @@ def _branch_barrier(in_branch: bool, name: str):
         else:
             cuda.syncthreads()
         out[t] = s[BLOCK - 1 - t]
+
     return branch
 
 
@@ -364,13 +378,16 @@ verify_race_reverse = _reverse(False, "verify_race_reverse")
 verify_reverse = _reverse(True, "verify_reverse")
 verify_race_overwrite = _overwrite(False, "verify_race_overwrite")
 verify_overwrite = _overwrite(True, "verify_overwrite")
-verify_race_two_per_slot, verify_one_per_slot = _slot(2, "verify_race_two_per_slot"), \
-    _slot(1, "verify_one_per_slot")
+verify_race_two_per_slot, verify_one_per_slot = (
+    _slot(2, "verify_race_two_per_slot"),
+    _slot(1, "verify_one_per_slot"),
+)
 verify_race_barrier_in_branch = _branch_barrier(True, "verify_race_barrier_in_branch")
 verify_barrier = _branch_barrier(False, "verify_barrier")
 
 
 # ---- the cases -------------------------------------------------------------------------------
+
 
 def _f32(rng, *shape):
     return rng.random(shape, dtype=np.float32) + 0.5
@@ -381,20 +398,29 @@ def _copy(n, size, dtype=np.float32):
         a = rng.random(size) + (1j * rng.random(size) if np.dtype(dtype).kind == "c" else 0)
         a = a.astype(dtype)
         return -(-n // BLOCK), BLOCK, (a, np.zeros(n, dtype))
+
     return make
 
 
 def _square(side=64):
     def make(rng):
-        return (side // TILE, side // TILE), (TILE, ROWS), (_f32(rng, side, side),
-                                                              np.zeros((side, side), np.float32))
+        return (
+            (side // TILE, side // TILE),
+            (TILE, ROWS),
+            (_f32(rng, side, side), np.zeros((side, side), np.float32)),
+        )
+
     return make
 
 
 def _matmul(block):
     def make(rng):
-        return (64 // block, 64 // block), (block, block), (_f32(rng, 64, 64), _f32(rng, 64, 64),
-                                                            np.zeros((64, 64), np.float32))
+        return (
+            (64 // block, 64 // block),
+            (block, block),
+            (_f32(rng, 64, 64), _f32(rng, 64, 64), np.zeros((64, 64), np.float32)),
+        )
+
     return make
 
 
@@ -403,57 +429,143 @@ COUNTS = [
     Case("verify_copy_strided", verify_copy_strided, _copy(1024, 32 * 1024), "32 sectors/request"),
     Case("verify_copy_offset", verify_copy_offset, _copy(4096, 4097), "5 sectors/request (loads)"),
     Case("verify_copy_f64", verify_copy, _copy(4096, 4096, np.float64), "8 sectors/request"),
-    Case("verify_copy_c128", verify_copy, _copy(4096, 4096, np.complex128),
-         "2 requests of 16 sectors per warp (Numba splits a complex128)"),
-    Case("verify_copy_c128_vector", verify_copy_c128_vector, _copy(4096, 4096, np.complex128),
-         "1 request of 16 sectors per warp"),
+    Case(
+        "verify_copy_c128",
+        verify_copy,
+        _copy(4096, 4096, np.complex128),
+        "2 requests of 16 sectors per warp (Numba splits a complex128)",
+    ),
+    Case(
+        "verify_copy_c128_vector",
+        verify_copy_c128_vector,
+        _copy(4096, 4096, np.complex128),
+        "1 request of 16 sectors per warp",
+    ),
     Case("verify_copy_f32x4", verify_copy_f32x4, _copy(4096, 4096), "16 sectors/request"),
-    Case("verify_aos", verify_aos, lambda rng: (16, BLOCK, (_f32(rng, 4096, 3),
-                                                         np.zeros(4096, np.float32))),
-         "12 sectors/request, ideal 4"),
-    Case("verify_soa", verify_soa, lambda rng: (16, BLOCK, (_f32(rng, 3, 4096),
-                                                         np.zeros(4096, np.float32))),
-         "4 sectors/request"),
-    Case("verify_rgb_row", verify_rgb_row, lambda rng: (
-        (2, 32), (32, 8), (rng.integers(0, 256, (256, 64, 3), dtype=np.uint8),
-                           np.zeros((256, 64, 3), np.uint8))), "3 sectors/request, ideal 1"),
+    Case(
+        "verify_aos",
+        verify_aos,
+        lambda rng: (16, BLOCK, (_f32(rng, 4096, 3), np.zeros(4096, np.float32))),
+        "12 sectors/request, ideal 4",
+    ),
+    Case(
+        "verify_soa",
+        verify_soa,
+        lambda rng: (16, BLOCK, (_f32(rng, 3, 4096), np.zeros(4096, np.float32))),
+        "4 sectors/request",
+    ),
+    Case(
+        "verify_rgb_row",
+        verify_rgb_row,
+        lambda rng: (
+            (2, 32),
+            (32, 8),
+            (rng.integers(0, 256, (256, 64, 3), dtype=np.uint8), np.zeros((256, 64, 3), np.uint8)),
+        ),
+        "3 sectors/request, ideal 1",
+    ),
     Case("verify_transpose_naive", verify_transpose_naive, _square(), "stores 32 sectors/request"),
     Case("verify_transpose_tiled", verify_transpose_tiled, _square(), "shared loads 32-way"),
     Case("verify_transpose_padded", verify_transpose_padded, _square(), "shared conflict-free"),
-    *(Case(k.__name__, k, lambda rng: (2, TILE, (np.zeros(2 * TILE, np.float64),)), e)
-      for k, e in ((verify_f64_stride1, "2 wavefronts"), (verify_f64_stride16, "32 wavefronts"),
-                   (verify_f64_stride17, "2 wavefronts"), (verify_f64_broadcast, "2 wavefronts"))),
+    *(
+        Case(k.__name__, k, lambda rng: (2, TILE, (np.zeros(2 * TILE, np.float64),)), e)
+        for k, e in (
+            (verify_f64_stride1, "2 wavefronts"),
+            (verify_f64_stride16, "32 wavefronts"),
+            (verify_f64_stride17, "2 wavefronts"),
+            (verify_f64_broadcast, "2 wavefronts"),
+        )
+    ),
     Case("verify_matmul_naive", verify_matmul_naive, _matmul(16), "a: 1 sector (broadcast)"),
     Case("verify_matmul_tiled", verify_matmul_tiled, _matmul(MM_TILE), "shared: sb conflict-free"),
-    Case("verify_reduce_interleaved", verify_reduce_interleaved, lambda rng: (
-        8, BLOCK, (_f32(rng, 8 * BLOCK), np.zeros(8, np.float32))), "shared: 2-, 4-, 8-... way"),
-    Case("verify_stencil", verify_stencil, lambda rng: (
-        8, BLOCK, (_f32(rng, 8 * BLOCK + 2 * RADIUS), np.zeros(8 * BLOCK, np.float32))),
-         "shared loads conflict-free"),
-    Case("verify_histogram", verify_histogram, lambda rng: (
-        8, BLOCK, (rng.integers(0, BINS, 8 * BLOCK).astype(np.int32), np.zeros(BINS, np.uint32))),
-         "shared atomics"),
-    Case("verify_lut_broadcast", verify_lut_broadcast, lambda rng: (
-        8, BLOCK, (rng.integers(0, 256, 64).astype(np.int32), np.zeros(8 * BLOCK, np.float32))),
-         "constant: 1 address/request"),
-    Case("verify_lut_per_lane", verify_lut_per_lane, lambda rng: (
-        8, BLOCK, (rng.integers(0, 256, 8 * BLOCK).astype(np.int32),
-                   np.zeros(8 * BLOCK, np.float32))), "constant: ~30 addresses/request"),
-    Case("verify_atomic_one_address", verify_atomic_one_address, lambda rng: (
-        8, BLOCK, (np.zeros(1, np.float32),)), "32 lanes on one address"),
-    Case("verify_atomic_spread", verify_atomic_spread, lambda rng: (
-        8, BLOCK, (np.zeros(8 * BLOCK, np.float32),)), "1 lane per address"),
-    Case("verify_local", verify_local, lambda rng: (
-        8, BLOCK, (_f32(rng, 64 * BLOCK), np.zeros(8 * BLOCK, np.float32),
-                   rng.integers(0, 8, 8 * BLOCK).astype(np.int32))), "local: interleaved"),
+    Case(
+        "verify_reduce_interleaved",
+        verify_reduce_interleaved,
+        lambda rng: (8, BLOCK, (_f32(rng, 8 * BLOCK), np.zeros(8, np.float32))),
+        "shared: 2-, 4-, 8-... way",
+    ),
+    Case(
+        "verify_stencil",
+        verify_stencil,
+        lambda rng: (
+            8,
+            BLOCK,
+            (_f32(rng, 8 * BLOCK + 2 * RADIUS), np.zeros(8 * BLOCK, np.float32)),
+        ),
+        "shared loads conflict-free",
+    ),
+    Case(
+        "verify_histogram",
+        verify_histogram,
+        lambda rng: (
+            8,
+            BLOCK,
+            (rng.integers(0, BINS, 8 * BLOCK).astype(np.int32), np.zeros(BINS, np.uint32)),
+        ),
+        "shared atomics",
+    ),
+    Case(
+        "verify_lut_broadcast",
+        verify_lut_broadcast,
+        lambda rng: (
+            8,
+            BLOCK,
+            (rng.integers(0, 256, 64).astype(np.int32), np.zeros(8 * BLOCK, np.float32)),
+        ),
+        "constant: 1 address/request",
+    ),
+    Case(
+        "verify_lut_per_lane",
+        verify_lut_per_lane,
+        lambda rng: (
+            8,
+            BLOCK,
+            (rng.integers(0, 256, 8 * BLOCK).astype(np.int32), np.zeros(8 * BLOCK, np.float32)),
+        ),
+        "constant: ~30 addresses/request",
+    ),
+    Case(
+        "verify_atomic_one_address",
+        verify_atomic_one_address,
+        lambda rng: (8, BLOCK, (np.zeros(1, np.float32),)),
+        "32 lanes on one address",
+    ),
+    Case(
+        "verify_atomic_spread",
+        verify_atomic_spread,
+        lambda rng: (8, BLOCK, (np.zeros(8 * BLOCK, np.float32),)),
+        "1 lane per address",
+    ),
+    Case(
+        "verify_local",
+        verify_local,
+        lambda rng: (
+            8,
+            BLOCK,
+            (
+                _f32(rng, 64 * BLOCK),
+                np.zeros(8 * BLOCK, np.float32),
+                rng.integers(0, 8, 8 * BLOCK).astype(np.int32),
+            ),
+        ),
+        "local: interleaved",
+    ),
 ]
 
 
 def _per_block(*kinds):
     """Two blocks of BLOCK threads; each argument random float32 ('a') or zeros ('out')."""
+
     def make(rng):
-        return 2, BLOCK, tuple(_f32(rng, 2 * BLOCK) if kind == "a" else
-                               np.zeros(2 * BLOCK, np.float32) for kind in kinds)
+        return (
+            2,
+            BLOCK,
+            tuple(
+                _f32(rng, 2 * BLOCK) if kind == "a" else np.zeros(2 * BLOCK, np.float32)
+                for kind in kinds
+            ),
+        )
+
     return make
 
 
@@ -468,7 +580,11 @@ RACES = [
     Case("verify_overwrite", verify_overwrite, _per_block("a", "out"), "clean"),
     Case("verify_race_two_per_slot", verify_race_two_per_slot, _per_block("out"), "WAW, shared"),
     Case("verify_one_per_slot", verify_one_per_slot, _per_block("out"), "clean"),
-    Case("verify_race_barrier_in_branch", verify_race_barrier_in_branch, _per_block("a", "out"),
-         "barrier (synccheck), and a RAW for the threads that do not wait"),
+    Case(
+        "verify_race_barrier_in_branch",
+        verify_race_barrier_in_branch,
+        _per_block("a", "out"),
+        "barrier (synccheck), and a RAW for the threads that do not wait",
+    ),
     Case("verify_barrier", verify_barrier, _per_block("a", "out"), "clean"),
 ]

@@ -1,4 +1,5 @@
 """The fake `cuda` module a traced kernel sees: the simulator's, recording memory and barriers."""
+
 from __future__ import annotations
 
 import sys
@@ -30,8 +31,11 @@ def fake_module_class():
     from numba.cuda.simulator import kernelapi
 
     def as_dtype(dtype):
-        return numpy_support.as_dtype(dtype) if isinstance(dtype, kernelapi.types.Type) else \
-            np.dtype(dtype)
+        return (
+            numpy_support.as_dtype(dtype)
+            if isinstance(dtype, kernelapi.types.Type)
+            else np.dtype(dtype)
+        )
 
     def site_name(frame) -> str:
         """The variable a `name = cuda.shared.array(...)` line assigns, else 'line N'."""
@@ -55,7 +59,7 @@ def fake_module_class():
 
             def allocate():
                 kind = as_dtype(dtype)
-                if shape == 0:   # dynamic shared memory: every such array aliases one buffer
+                if shape == 0:  # dynamic shared memory: every such array aliases one buffer
                     count = self._dynamic.size // kind.itemsize
                     ary = np.frombuffer(self._dynamic.data, dtype=kind, count=count)
                 else:
@@ -75,8 +79,9 @@ def fake_module_class():
             frame = _getframe(1)
             ary = np.empty(shape, as_dtype(dtype))
             key = (frame.f_code, instruction_at(frame.f_code, frame.f_lasti))
-            view = self._tracer.once(self._sites, key,
-                                     lambda: self._tracer.view(ary, site_name(frame), LOCAL))
+            view = self._tracer.once(
+                self._sites, key, lambda: self._tracer.view(ary, site_name(frame), LOCAL)
+            )
             return Recorded(ary, view, self._tracer)
 
     class Const:
@@ -92,8 +97,9 @@ def fake_module_class():
             ary = np.asarray(ary)
             key = (pointer(ary), ary.shape, ary.strides, ary.dtype.str)
             frame = _getframe(1)
-            return self._tracer.once(self._arrays, key,
-                                     lambda: self._tracer.wrap(ary, site_name(frame), CONSTANT))
+            return self._tracer.once(
+                self._arrays, key, lambda: self._tracer.wrap(ary, site_name(frame), CONSTANT)
+            )
 
     class Atomics:
         """cuda.atomic.*: one 'atomic' record, then the simulator's locked operation."""
@@ -112,15 +118,27 @@ def fake_module_class():
                     return operation(array, *args)
                 view = tracer.views[array._view]
                 if view.space == CONSTANT:
-                    raise UnsupportedError(f"atomic {name} on constant array '{view.name}': "
-                                           "constant memory is read-only")
+                    raise UnsupportedError(
+                        f"atomic {name} on constant array '{view.name}': "
+                        "constant memory is read-only"
+                    )
                 idx = (0,) * array.ndim if name == "compare_and_swap" else args[0]
                 try:
                     array._ary[idx]
                 except IndexError:
                     return tracer.out_of_bounds(array, idx, ATOMIC, frame)
-                tracer.records.append((_current_thread().thread_id, array._view, ATOMIC, idx,
-                                       frame.f_code, frame.f_lasti, frame.f_lineno, None))
+                tracer.records.append(
+                    (
+                        _current_thread().thread_id,
+                        array._view,
+                        ATOMIC,
+                        idx,
+                        frame.f_code,
+                        frame.f_lasti,
+                        frame.f_lineno,
+                        None,
+                    )
+                )
                 return operation(array._ary, *args)
 
             return atomic

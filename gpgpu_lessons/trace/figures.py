@@ -4,6 +4,7 @@ One picture per warp request of a traced kernel: the 32 lanes on top, what they 
 a line from each lane to its target. Banks are coloured as in lesson 03's tiles (hsv, 32 colours);
 a bank that must deliver several words is labelled with how many (the n of an n-way conflict).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -13,8 +14,7 @@ from matplotlib.patches import Rectangle
 
 from .model import BANKS, SECTOR_BYTES, WARP
 
-_UNITS = {"global": "sectors", "local": "sectors", "shared": "wavefronts",
-          "constant": "addresses"}
+_UNITS = {"global": "sectors", "local": "sectors", "shared": "wavefronts", "constant": "addresses"}
 
 
 def _targets(trace, line: int, row, lanes):
@@ -30,16 +30,22 @@ def _targets(trace, line: int, row, lanes):
         return "address", [lane[3] for lane in lanes], addresses, [str(a) for a in addresses]
     sectors = sorted({lane[4] for lane in lanes})
     first = sectors[0] if sectors else 0
-    return ("sector", [lane[4] for lane in lanes], sectors,
-            [f"+{(s - first) * SECTOR_BYTES}" for s in sectors])
+    return (
+        "sector",
+        [lane[4] for lane in lanes],
+        sectors,
+        [f"+{(s - first) * SECTOR_BYTES}" for s in sectors],
+    )
 
 
-def request_picture(trace, line: int, *, space=None, op=None, block=None, warp: int = 0,
-                    occurrence: int = 0):
+def request_picture(
+    trace, line: int, *, space=None, op=None, block=None, warp: int = 0, occurrence: int = 0
+):
     """The lanes of one warp request at `line` and the sectors/banks/addresses they hit."""
     row = trace.line(line, space, op)
-    lanes = trace.lanes(line, space=row.space, op=row.op, block=block, warp=warp,
-                        occurrence=occurrence)
+    lanes = trace.lanes(
+        line, space=row.space, op=row.op, block=block, warp=warp, occurrence=occurrence
+    )
     kind, per_lane, targets, labels = _targets(trace, line, row, lanes)
     width = WARP / max(len(targets), 1)
     x_of = {t: (k + 0.5) * width for k, t in enumerate(targets)}
@@ -53,20 +59,40 @@ def request_picture(trace, line: int, *, space=None, op=None, block=None, warp: 
     for k, (target, label) in enumerate(zip(targets, labels)):
         colour = colours(target % BANKS) if kind == "bank" else "#fdd0a2"
         ax.add_patch(Rectangle((k * width, 0.05), width, 0.3, facecolor=colour, edgecolor="black"))
-        ax.text((k + 0.5) * width, 0.2, str(target) if kind == "bank" else label, ha="center",
-                va="center", fontsize=6)
-        if kind == "bank" and label:     # n different words wanted from one bank: n-way
-            ax.text((k + 0.5) * width, 0.4, label, ha="center", va="bottom", fontsize=8,
-                    color="black", weight="bold")
+        ax.text(
+            (k + 0.5) * width,
+            0.2,
+            str(target) if kind == "bank" else label,
+            ha="center",
+            va="center",
+            fontsize=6,
+        )
+        if kind == "bank" and label:  # n different words wanted from one bank: n-way
+            ax.text(
+                (k + 0.5) * width,
+                0.4,
+                label,
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                color="black",
+                weight="bold",
+            )
     unit = _UNITS[row.space]
     cost = Counter(per_lane).most_common(1)[0][1] if kind == "address" else None
     per = row.per_request(unit)
-    ideal = {"sectors": row.per_request("ideal_sectors"),
-             "wavefronts": row.per_request("ideal_wavefronts")}.get(unit, 1.0)
+    ideal = {
+        "sectors": row.per_request("ideal_sectors"),
+        "wavefronts": row.per_request("ideal_wavefronts"),
+    }.get(unit, 1.0)
     shared = f", {cost} lanes share one address" if cost and cost > 1 else ""
-    ax.set_title(f"line {line}: {row.space} {row.op} of {', '.join(row.arrays)}, warp {warp}: "
-                 f"{len(lanes)} lanes -> {len(set(per_lane))} {kind}(s); {per:.1f} {unit} per "
-                 f"request (ideal {ideal:.1f}): {row.verdict}{shared}", fontsize=9, loc="left")
+    ax.set_title(
+        f"line {line}: {row.space} {row.op} of {', '.join(row.arrays)}, warp {warp}: "
+        f"{len(lanes)} lanes -> {len(set(per_lane))} {kind}(s); {per:.1f} {unit} per "
+        f"request (ideal {ideal:.1f}): {row.verdict}{shared}",
+        fontsize=9,
+        loc="left",
+    )
     ax.set_xlim(-0.2, WARP + 0.2)
     ax.set_ylim(0, 1.4)
     ax.set_yticks([0.2, 1.15], [kind, "lane"])

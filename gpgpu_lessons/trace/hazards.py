@@ -9,6 +9,7 @@ write; WAR: a write after another thread's read; WAW: two writes) is decided by 
 clock, as if the threads ran in step (the simulator runs them one after the other, which would
 say nothing useful).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,23 +21,23 @@ from .arrays import ATOMIC, LOAD, OPS, SPACES, STORE
 from .model import GLOBAL, SHARED
 from .record import Recording
 
-SCAN = 32          # how far back a racing partner is looked for, per address
+SCAN = 32  # how far back a racing partner is looked for, per address
 
 
 @dataclass
 class Hazard:
     """One kind of hazard at one place (the first example, and how many were found)."""
 
-    kind: str               # "RAW", "WAR", "WAW", "uninitialised", "barrier", "out-of-bounds"
+    kind: str  # "RAW", "WAR", "WAW", "uninitialised", "barrier", "out-of-bounds"
     space: str
     array: str
-    lines: tuple            # source lines (first access, second access) or (line,)
-    block: tuple            # blockIdx of the example
-    threads: tuple          # threadIdx of the example's thread(s)
-    index: tuple            # element index of the example (() when none)
-    count: int              # accesses (races: racing pairs; barrier: blocks) found
+    lines: tuple  # source lines (first access, second access) or (line,)
+    block: tuple  # blockIdx of the example
+    threads: tuple  # threadIdx of the example's thread(s)
+    index: tuple  # element index of the example (() when none)
+    count: int  # accesses (races: racing pairs; barrier: blocks) found
     message: str
-    files: tuple = ()       # file of each line
+    files: tuple = ()  # file of each line
 
     def __str__(self) -> str:
         return f"{self.kind} ({self.space}, {self.array}): {self.message}"
@@ -100,7 +101,7 @@ def races(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
     found = _Found()
     ends = np.append(starts[1:], len(order))
     for k in np.flatnonzero((stores > 0) & (lo != hi)):
-        _scan_group(acc, rows[order[starts[k]:ends[k]]], rec, sites, found)
+        _scan_group(acc, rows[order[starts[k] : ends[k]]], rec, sites, found)
     return found.list()
 
 
@@ -113,11 +114,12 @@ def _scan_group(acc, group, rec, sites, found):
         candidates = ((writes, "WAW"), (reads, "WAR")) if store else ((writes, "RAW"),)
         for earlier, name in candidates:
             for p in reversed(earlier[-SCAN:]):
-                if acc.thread[p] == thread or (acc.thread[p] // WARP == warp and
-                                               acc.warp_interval[p] != acc.warp_interval[r]):
-                    continue       # the same thread, or lanes ordered by a syncwarp
+                if acc.thread[p] == thread or (
+                    acc.thread[p] // WARP == warp and acc.warp_interval[p] != acc.warp_interval[r]
+                ):
+                    continue  # the same thread, or lanes ordered by a syncwarp
                 if name == "WAW" and _same(acc.value[p], acc.value[r]):
-                    continue       # the same value written twice: benign
+                    continue  # the same value written twice: benign
                 partner, kind = p, name
                 break
             if partner is not None:
@@ -151,10 +153,19 @@ def _add_race(acc, p, r, kind, rec, sites, found):
 
     def make():
         return Hazard(
-            kind, space, array, (first.line, second.line), block, threads, index, 1,
+            kind,
+            space,
+            array,
+            (first.line, second.line),
+            block,
+            threads,
+            index,
+            1,
             f"thread {threads[1]} {what} thread {threads[0]} {did} at {array}{list(index)} "
             f"(lines {first.line} and {second.line}) with no syncthreads between them "
-            f"(block {block})", (first.file, second.file))
+            f"(block {block})",
+            (first.file, second.file),
+        )
 
     found.add((kind, space, array, first.file, first.line, second.file, second.line), make)
 
@@ -189,11 +200,20 @@ def uninitialised(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
         op = OPS[acc.op[r]]
 
         def make(site=site, name=name, block_idx=block_idx, thread=thread, index=index, op=op):
-            return Hazard("uninitialised", "shared", name, (site.line,), block_idx, (thread,),
-                          index, 1,
-                          f"thread {thread} {'reads' if op == 'load' else 'updates'} "
-                          f"{name}{list(index)} at line {site.line} before any thread of block "
-                          f"{block_idx} has written it", (site.file,))
+            return Hazard(
+                "uninitialised",
+                "shared",
+                name,
+                (site.line,),
+                block_idx,
+                (thread,),
+                index,
+                1,
+                f"thread {thread} {'reads' if op == 'load' else 'updates'} "
+                f"{name}{list(index)} at line {site.line} before any thread of block "
+                f"{block_idx} has written it",
+                (site.file,),
+            )
 
         found.add(("uninitialised", name, site.file, site.line), make)
     return found.list()
@@ -231,14 +251,26 @@ def _full_rows(per_thread: np.ndarray, k: int) -> np.ndarray:
 def _divergent(column, k, b, rec, sites, found):
     lines = sorted({sites[s].line for s in column})
     block = _trim(rec.blocks[b], rec.grid)
-    groups = {line: [t for t in range(len(column)) if sites[column[t]].line == line]
-              for line in lines}
+    groups = {
+        line: [t for t in range(len(column)) if sites[column[t]].line == line] for line in lines
+    }
     threads = tuple(_trim(thread_index(ts[0], rec.block), rec.block) for ts in groups.values())
     detail = "; ".join(f"{len(ts)} thread(s) at line {line}" for line, ts in groups.items())
-    found.add(("barrier", tuple(lines)), lambda: Hazard(
-        "barrier", "shared", "", tuple(lines), block, threads, (), 1,
-        f"barrier {k + 1} of block {block} is a different syncthreads for different threads "
-        f"({detail}): a syncthreads inside a branch; on a GPU this hangs or does not wait"))
+    found.add(
+        ("barrier", tuple(lines)),
+        lambda: Hazard(
+            "barrier",
+            "shared",
+            "",
+            tuple(lines),
+            block,
+            threads,
+            (),
+            1,
+            f"barrier {k + 1} of block {block} is a different syncthreads for different threads "
+            f"({detail}): a syncthreads inside a branch; on a GPU this hangs or does not wait",
+        ),
+    )
 
 
 def _partial(per_thread, reached, at, b, rec, sites, found):
@@ -248,12 +280,24 @@ def _partial(per_thread, reached, at, b, rec, sites, found):
     line = sites[at[0]].line if len(at) else 0
     block = _trim(rec.blocks[b], rec.grid)
     threads = tuple(_trim(thread_index(t, rec.block), rec.block) for t in (arrived[0], missing[0]))
-    found.add(("barrier", line), lambda: Hazard(
-        "barrier", "shared", "", (line,), block, threads, (), 1,
-        f"syncthreads at line {line} (barrier {reached + 1} of block {block}) is reached by "
-        f"{len(arrived)} of {nthreads} threads; the other {len(missing)} (e.g. thread "
-        f"{threads[1]}) finish without reaching it: on a GPU the barrier does not protect what "
-        "they do, or hangs", (sites[at[0]].file,) if len(at) else ()))
+    found.add(
+        ("barrier", line),
+        lambda: Hazard(
+            "barrier",
+            "shared",
+            "",
+            (line,),
+            block,
+            threads,
+            (),
+            1,
+            f"syncthreads at line {line} (barrier {reached + 1} of block {block}) is reached by "
+            f"{len(arrived)} of {nthreads} threads; the other {len(missing)} (e.g. thread "
+            f"{threads[1]}) finish without reaching it: on a GPU the barrier does not protect what "
+            "they do, or hangs",
+            (sites[at[0]].file,) if len(at) else (),
+        ),
+    )
 
 
 def out_of_bounds(rec: Recording) -> list[Hazard]:
@@ -269,11 +313,19 @@ def out_of_bounds(rec: Recording) -> list[Hazard]:
 
         def make(view=view, block=block, thread=thread, index=index, op=op, oob=oob):
             return Hazard(
-                "out-of-bounds", view.space, view.name, (oob.line,), block, (thread,), index, 1,
+                "out-of-bounds",
+                view.space,
+                view.name,
+                (oob.line,),
+                block,
+                (thread,),
+                index,
+                1,
                 f"thread {thread} of block {block} at line {oob.line}: {op} of "
                 f"{view.name}[{', '.join(map(str, index))}], outside its shape {view.shape} "
                 "(on a GPU: a wrong value or a corrupted neighbour, no error)",
-                (oob.code.co_filename,))
+                (oob.code.co_filename,),
+            )
 
         found.add(("out-of-bounds", view.name, oob.line, op), make)
     return found.list()
@@ -281,6 +333,9 @@ def out_of_bounds(rec: Recording) -> list[Hazard]:
 
 def find(acc: Accesses, bar: Barriers, rec: Recording, sites) -> list[Hazard]:
     """Every hazard of a traced launch: out-of-bounds first, then barriers, races, uninitialised."""
-    return [*out_of_bounds(rec), *barriers(bar, rec, sites), *races(acc, rec, sites),
-            *uninitialised(acc, rec, sites)]
-
+    return [
+        *out_of_bounds(rec),
+        *barriers(bar, rec, sites),
+        *races(acc, rec, sites),
+        *uninitialised(acc, rec, sites),
+    ]

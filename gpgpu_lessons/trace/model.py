@@ -17,6 +17,7 @@ The rules (Volta and later; what Nsight Compute counts):
 `requests` applies them to every warp request of a trace; the scalar functions below are the
 same rules for one request, for lessons that draw or tabulate a pattern by hand.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,7 @@ from .arrays import ATOMIC, SPACES
 BANKS = 32
 BANK_BYTES = 4
 SECTOR_BYTES = 32
-WAVEFRONT_BYTES = BANKS * BANK_BYTES    # one wavefront serves at most 128 bytes
+WAVEFRONT_BYTES = BANKS * BANK_BYTES  # one wavefront serves at most 128 bytes
 GLOBAL, SHARED, CONSTANT, LOCAL = range(4)
 
 
@@ -70,8 +71,13 @@ def ideal_wavefronts(lanes: int, size: int = 4) -> int:
 
 def sectors(byte_addresses, size: int = 4) -> int:
     """Distinct 32-byte sectors one global-memory request touches."""
-    return len({s for a in byte_addresses
-                for s in range(a // SECTOR_BYTES, (a + size - 1) // SECTOR_BYTES + 1)})
+    return len(
+        {
+            s
+            for a in byte_addresses
+            for s in range(a // SECTOR_BYTES, (a + size - 1) // SECTOR_BYTES + 1)
+        }
+    )
 
 
 def ideal_sectors(byte_addresses, size: int = 4) -> int:
@@ -89,14 +95,14 @@ class Requests:
     occurrence: np.ndarray
     space: np.ndarray
     op: np.ndarray
-    lanes: np.ndarray           # lanes taking part
-    sectors: np.ndarray         # global/local: distinct 32-byte sectors
+    lanes: np.ndarray  # lanes taking part
+    sectors: np.ndarray  # global/local: distinct 32-byte sectors
     ideal_sectors: np.ndarray
-    wavefronts: np.ndarray      # shared: wavefronts by the bank rule
+    wavefronts: np.ndarray  # shared: wavefronts by the bank rule
     ideal_wavefronts: np.ndarray
-    addresses: np.ndarray       # distinct addresses (constant: serialised reads)
-    most_on_one: np.ndarray     # most lanes on one address (atomics: contention)
-    rows: np.ndarray            # access rows of each request: rows[first[i]:first[i + 1]]
+    addresses: np.ndarray  # distinct addresses (constant: serialised reads)
+    most_on_one: np.ndarray  # most lanes on one address (atomics: contention)
+    rows: np.ndarray  # access rows of each request: rows[first[i]:first[i + 1]]
     first: np.ndarray
 
     def __len__(self) -> int:
@@ -164,13 +170,19 @@ def _wavefronts(req, lane, address, size, atomic, n):
     g, p, b = g[new_word], p[new_word], b[new_word]
     bank_start = np.ones(len(g), dtype=bool)
     bank_start[1:] = (g[1:] != g[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1])
-    per_bank = np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(bank_start)) \
-        if len(g) else np.zeros(0, np.int64)
+    per_bank = (
+        np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(bank_start))
+        if len(g)
+        else np.zeros(0, np.int64)
+    )
     bg, bp = g[bank_start], p[bank_start]
     phase_start = np.ones(len(bg), dtype=bool)
     phase_start[1:] = (bg[1:] != bg[:-1]) | (bp[1:] != bp[:-1])
-    per_phase = np.maximum.reduceat(per_bank, np.flatnonzero(phase_start)) \
-        if len(bg) else np.zeros(0, np.int64)
+    per_phase = (
+        np.maximum.reduceat(per_bank, np.flatnonzero(phase_start))
+        if len(bg)
+        else np.zeros(0, np.int64)
+    )
     return np.bincount(bg[phase_start], weights=per_phase, minlength=n).astype(np.int64)
 
 
@@ -180,8 +192,11 @@ def _most_on_one(req, address, n):
     g, a = req[order], address[order]
     start = np.ones(len(g), dtype=bool)
     start[1:] = (g[1:] != g[:-1]) | (a[1:] != a[:-1])
-    counts = np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(start)) \
-        if len(g) else np.zeros(0, np.int64)
+    counts = (
+        np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(start))
+        if len(g)
+        else np.zeros(0, np.int64)
+    )
     most = np.zeros(n, dtype=np.int64)
     np.maximum.at(most, g[start], counts)
     return most
@@ -205,22 +220,38 @@ def requests(acc: Accesses) -> Requests:
     distinct = _distinct_bytes(req, acc.address, acc.size, n)
     if memory.any():
         sectors_ = _sectors(req[memory], acc.address[memory], acc.size[memory], n)
-        ideal_s = np.where((space == GLOBAL) | (space == LOCAL),
-                           np.maximum(1, -(-distinct // SECTOR_BYTES)), 0)
+        ideal_s = np.where(
+            (space == GLOBAL) | (space == LOCAL), np.maximum(1, -(-distinct // SECTOR_BYTES)), 0
+        )
     shared = acc.space == SHARED
     if shared.any():
-        waves = _wavefronts(req[shared], lane[shared], acc.address[shared], acc.size[shared],
-                            acc.op[shared] == ATOMIC, n)
+        waves = _wavefronts(
+            req[shared],
+            lane[shared],
+            acc.address[shared],
+            acc.size[shared],
+            acc.op[shared] == ATOMIC,
+            n,
+        )
         lane_bytes = np.bincount(req, weights=acc.size, minlength=n).astype(np.int64)
         ideal_w = np.where(space == SHARED, np.maximum(1, -(-lane_bytes // WAVEFRONT_BYTES)), 0)
     return Requests(
-        block=acc.block[first_rows], warp=warp[first_rows], site=acc.site[first_rows],
-        occurrence=acc.occurrence[first_rows], space=space, op=acc.op[first_rows],
+        block=acc.block[first_rows],
+        warp=warp[first_rows],
+        site=acc.site[first_rows],
+        occurrence=acc.occurrence[first_rows],
+        space=space,
+        op=acc.op[first_rows],
         lanes=np.bincount(req, minlength=n) if n else zeros,
-        sectors=sectors_, ideal_sectors=ideal_s, wavefronts=waves, ideal_wavefronts=ideal_w,
+        sectors=sectors_,
+        ideal_sectors=ideal_s,
+        wavefronts=waves,
+        ideal_wavefronts=ideal_w,
         addresses=_distinct_per_group(req, acc.address, n) if n else zeros,
         most_on_one=_most_on_one(req, acc.address, n) if n else zeros,
-        rows=order, first=np.append(np.flatnonzero(group_starts(ids)), len(order)))
+        rows=order,
+        first=np.append(np.flatnonzero(group_starts(ids)), len(order)),
+    )
 
 
 @dataclass
@@ -238,8 +269,8 @@ class Line:
     ideal_sectors: int
     wavefronts: int
     ideal_wavefronts: int
-    addresses: int          # constant: distinct addresses summed over requests
-    contention: int         # atomics: most lanes on one address, summed over requests
+    addresses: int  # constant: distinct addresses summed over requests
+    contention: int  # atomics: most lanes on one address, summed over requests
     source: str = ""
 
     def per_request(self, what: str) -> float:
@@ -257,10 +288,12 @@ class Line:
             return f"contention: {self.per_request('contention'):.1f} lanes on one address"
         if self.space in ("global", "local"):
             ratio = self.sectors / self.ideal_sectors if self.ideal_sectors else 1
-            verdict = "coalesced" if ratio <= 1.05 else \
-                f"uncoalesced ({ratio:.1f}x the ideal sectors)"
-            return verdict + (", or registers if every index is a constant"
-                              if self.space == "local" else "")
+            verdict = (
+                "coalesced" if ratio <= 1.05 else f"uncoalesced ({ratio:.1f}x the ideal sectors)"
+            )
+            return verdict + (
+                ", or registers if every index is a constant" if self.space == "local" else ""
+            )
         if self.space == "shared":
             ratio = self.wavefronts / self.ideal_wavefronts if self.ideal_wavefronts else 1
             return "conflict-free" if ratio <= 1.05 else f"{ratio:.1f}-way bank conflict"
@@ -289,16 +322,34 @@ def lines(req: Requests, acc: Accesses, sites, views, source) -> list[Line]:
         if row is None:
             row = table[key] = [0] * 8
             names[key] = []
-        for k, value in enumerate((1, req.lanes[i], req.sectors[i], req.ideal_sectors[i],
-                                   req.wavefronts[i], req.ideal_wavefronts[i], req.addresses[i],
-                                   req.most_on_one[i] if req.op[i] == ATOMIC else 0)):
+        for k, value in enumerate(
+            (
+                1,
+                req.lanes[i],
+                req.sectors[i],
+                req.ideal_sectors[i],
+                req.wavefronts[i],
+                req.ideal_wavefronts[i],
+                req.addresses[i],
+                req.most_on_one[i] if req.op[i] == ATOMIC else 0,
+            )
+        ):
             row[k] += int(value)
         name = views[view_of_request[i]].name
         if name not in names[key]:
             names[key].append(name)
-    return [Line(file, line, space, op, tuple(names[(file, line, space, op)]), *values,
-                 source=source(file, line))
-            for (file, line, space, op), values in sorted(table.items(), key=_line_order)]
+    return [
+        Line(
+            file,
+            line,
+            space,
+            op,
+            tuple(names[(file, line, space, op)]),
+            *values,
+            source=source(file, line),
+        )
+        for (file, line, space, op), values in sorted(table.items(), key=_line_order)
+    ]
 
 
 def _line_order(item):

@@ -8,6 +8,7 @@ atomics and barriers; and what the kernel refers to is swapped for the trace (`s
 NumPy arrays become constant memory, and on a real GPU device functions become simulated ones,
 so that the kernel's Python function (`kernel.py_func`) runs on the simulator's machinery there.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -21,7 +22,7 @@ from .arrays import BLOCK, GLOBAL, Tracer
 from .fakecuda import fake_module_class
 from .swap import Substitutions, python_function
 
-MAX_RECORDS = 4_000_000     # about 1 GB of records: blocks past it are not traced (a warning)
+MAX_RECORDS = 4_000_000  # about 1 GB of records: blocks past it are not traced (a warning)
 
 
 @dataclass
@@ -33,7 +34,7 @@ class Recording:
     first_line: int
     grid: tuple
     block: tuple
-    blocks: list                       # the grid points traced, in order
+    blocks: list  # the grid points traced, in order
     records: list
     views: list
     oob: list = field(default_factory=list)
@@ -50,7 +51,7 @@ def _argument(tracer: Tracer, value, name: str, writebacks: list):
         if value.ndim == 0:
             return value
         return tracer.wrap(value, name, GLOBAL)
-    host = getattr(value, "_ary", None)            # a simulator device array
+    host = getattr(value, "_ary", None)  # a simulator device array
     if isinstance(host, np.ndarray):
         return tracer.wrap(host, name, GLOBAL)
     if hasattr(value, "__cuda_array_interface__"):  # a device array on a real GPU (Numba, CuPy)
@@ -94,19 +95,23 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
     try:
         grid, block = normalize_kernel_dimensions(griddim, blockdim)
     except (ValueError, TypeError) as error:
-        raise ValueError(f"{fn.__name__}: a kernel needs a launch shape, griddim and blockdim "
-                         f"(ints or tuples of up to 3 positive ints); got griddim={griddim!r}, "
-                         f"blockdim={blockdim!r} ({error})") from None
+        raise ValueError(
+            f"{fn.__name__}: a kernel needs a launch shape, griddim and blockdim "
+            f"(ints or tuples of up to 3 positive ints); got griddim={griddim!r}, "
+            f"blockdim={blockdim!r} ({error})"
+        ) from None
     grid, block = tuple(grid), tuple(block)
     if min(grid) < 1 or min(block) < 1:
         raise ValueError(f"{fn.__name__}: griddim {grid} and blockdim {block} must be positive")
     if int(np.prod(block)) > 1024:
-        raise ValueError(f"{fn.__name__}: {int(np.prod(block))} threads per block; a GPU allows "
-                         "at most 1024")
+        raise ValueError(
+            f"{fn.__name__}: {int(np.prod(block))} threads per block; a GPU allows at most 1024"
+        )
     params = list(inspect.signature(fn).parameters)
     if len(args) != len(params):
-        raise TypeError(f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}), "
-                        f"got {len(args)}")
+        raise TypeError(
+            f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}), got {len(args)}"
+        )
     points = select_blocks(grid, blocks)
     _install_warp_intrinsics()
     tracer = Tracer(fn.__name__, _vector_codes())
@@ -114,13 +119,19 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
     fake_args = [_argument(tracer, a, n, writebacks) for a, n in zip(args, params)]
     module = fake_module_class()(tracer, grid, block, int(dynamic_shared))
     start = time.perf_counter()
-    with simkernel._push_kernel_context(module), swapped_cuda_module(fn, module), \
-            Substitutions(tracer, fn):
+    with (
+        simkernel._push_kernel_context(module),
+        swapped_cuda_module(fn, module),
+        Substitutions(tracer, fn),
+    ):
         for index, point in enumerate(points):
             if len(tracer.records) > MAX_RECORDS:
-                warnings.warn(f"{fn.__name__}: the trace stops after {index} of {len(points)} "
-                              f"blocks ({len(tracer.records)} accesses recorded); pass blocks= "
-                              "to trace a sample of the grid", stacklevel=3)
+                warnings.warn(
+                    f"{fn.__name__}: the trace stops after {index} of {len(points)} "
+                    f"blocks ({len(tracer.records)} accesses recorded); pass blocks= "
+                    "to trace a sample of the grid",
+                    stacklevel=3,
+                )
                 points = points[:index]
                 break
             tracer.block_point = point
@@ -128,16 +139,25 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
             simkernel.BlockManager(fn, grid, block, False).run(point, *fake_args)
     for writeback in writebacks:
         writeback()
-    return Recording(fn.__name__, fn.__code__.co_filename, fn.__code__.co_firstlineno, grid,
-                     block, points, tracer.records, tracer.views, tracer.oob,
-                     time.perf_counter() - start)
+    return Recording(
+        fn.__name__,
+        fn.__code__.co_filename,
+        fn.__code__.co_firstlineno,
+        grid,
+        block,
+        points,
+        tracer.records,
+        tracer.views,
+        tracer.oob,
+        time.perf_counter() - start,
+    )
 
 
 def select_blocks(grid: tuple, blocks) -> list:
     """The grid points to trace: all (None), `blocks` spread evenly (an int), or those listed."""
     total = int(np.prod(grid))
     if blocks is None:
-        return list(np.ndindex(*grid))           # the simulator's order
+        return list(np.ndindex(*grid))  # the simulator's order
     if isinstance(blocks, (int, np.integer)) and not isinstance(blocks, bool):
         if blocks < 1:
             raise ValueError(f"blocks={blocks}: sample at least one block")
@@ -148,7 +168,7 @@ def select_blocks(grid: tuple, blocks) -> list:
         point = tuple(int(v) for v in (b if isinstance(b, (tuple, list)) else (b,)))
         point = point + (0,) * (3 - len(point))
         if len(point) != 3 or any(not 0 <= p < g for p, g in zip(point, grid)):
-            raise ValueError(f"block {b!r} is outside the grid {grid[:len(point)]}")
+            raise ValueError(f"block {b!r} is outside the grid {grid[: len(point)]}")
         chosen.append(point)
     if not chosen:
         raise ValueError("blocks= names no block")

@@ -1,4 +1,5 @@
 """What a traced kernel refers to, swapped for the trace: device functions, global arrays."""
+
 from __future__ import annotations
 
 import types
@@ -11,17 +12,22 @@ from .arrays import CONSTANT, Tracer, UnsupportedError
 def python_function(kernel) -> types.FunctionType:
     """The Python function of a @cuda.jit kernel (simulator or GPU), or a clear TypeError."""
     if isinstance(kernel, types.FunctionType):
-        raise TypeError(f"{kernel.__name__} is a plain Python function: decorate it with @cuda.jit "
-                        "to make it a kernel, then trace it")
-    if hasattr(kernel, "dispatcher") and hasattr(kernel, "griddim"):     # kernel[grid, block]
-        raise TypeError("pass the kernel itself and its launch shape: trace_kernel(kernel, "
-                        "griddim, blockdim, *args), not kernel[griddim, blockdim]")
+        raise TypeError(
+            f"{kernel.__name__} is a plain Python function: decorate it with @cuda.jit "
+            "to make it a kernel, then trace it"
+        )
+    if hasattr(kernel, "dispatcher") and hasattr(kernel, "griddim"):  # kernel[grid, block]
+        raise TypeError(
+            "pass the kernel itself and its launch shape: trace_kernel(kernel, "
+            "griddim, blockdim, *args), not kernel[griddim, blockdim]"
+        )
     fn = getattr(kernel, "py_func", None)
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"trace_kernel needs a @cuda.jit kernel, got {type(kernel).__name__}")
     if _is_device_function(kernel):
-        raise TypeError(f"{fn.__name__} is a device function (device=True): trace the kernel "
-                        "that calls it")
+        raise TypeError(
+            f"{fn.__name__} is a device function (device=True): trace the kernel that calls it"
+        )
     return fn
 
 
@@ -34,7 +40,8 @@ def _is_device_function(obj) -> bool:
 
 def _is_dispatcher(obj) -> bool:
     return isinstance(getattr(obj, "py_func", None), types.FunctionType) and (
-        hasattr(obj, "targetoptions") or hasattr(obj, "_device"))
+        hasattr(obj, "targetoptions") or hasattr(obj, "_device")
+    )
 
 
 def _names(code: types.CodeType):
@@ -95,7 +102,7 @@ class Substitutions:
         for cell in fn.__closure__ or ():
             try:
                 value = cell.cell_contents
-            except ValueError:       # an empty cell
+            except ValueError:  # an empty cell
                 continue
             self._replace(cell, None, value, names)
 
@@ -115,8 +122,10 @@ class Substitutions:
             return self._constants[key]
         if isinstance(value, FakeCUDAKernel):
             if not value._device:
-                raise UnsupportedError(f"kernel {value.__name__} launches kernel "
-                                       "(dynamic parallelism is not supported)")
+                raise UnsupportedError(
+                    f"kernel {value.__name__} launches kernel "
+                    "(dynamic parallelism is not supported)"
+                )
             self._visit_function(value.fn)
             return value
         if _is_dispatcher(value):
@@ -126,8 +135,11 @@ class Substitutions:
             return FakeCUDAKernel(value.py_func, device=True)
         if isinstance(value, types.FunctionType) and not value.__module__.startswith(_SKIP_MODULES):
             self._visit_function(value)
-        elif (isinstance(value, types.ModuleType) and value not in self._seen
-              and not value.__name__.startswith(_SKIP_MODULES)):
+        elif (
+            isinstance(value, types.ModuleType)
+            and value not in self._seen
+            and not value.__name__.startswith(_SKIP_MODULES)
+        ):
             self._seen.add(value)
             for attr in names & vars(value).keys():
                 self._replace(vars(value), attr, vars(value)[attr], names)

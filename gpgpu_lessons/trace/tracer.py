@@ -1,4 +1,5 @@
 """trace_kernel: run a kernel on Numba's CUDA simulator and say what it does to memory."""
+
 from __future__ import annotations
 
 import gc
@@ -19,11 +20,12 @@ def trace_kernel(kernel, griddim, blockdim, *args, blocks=None, dynamic_shared: 
     with a verdict), `.hazards` (races, uninitialised shared reads, partial barriers,
     out-of-bounds indices), `.summary()`, `.figure(line)`; a notebook shows it as a table.
     """
-    recording = record.run(kernel, griddim, blockdim, args, blocks=blocks,
-                           dynamic_shared=dynamic_shared)
+    recording = record.run(
+        kernel, griddim, blockdim, args, blocks=blocks, dynamic_shared=dynamic_shared
+    )
     start = time.perf_counter()
     collecting = gc.isenabled()
-    gc.disable()       # the analysis makes many small tuples, none cyclic: no collection needed
+    gc.disable()  # the analysis makes many small tuples, none cyclic: no collection needed
     try:
         acc, bar, sites = accesses.build(recording)
         requests = model.requests(acc)
@@ -32,6 +34,18 @@ def trace_kernel(kernel, griddim, blockdim, *args, blocks=None, dynamic_shared: 
     finally:
         if collecting:
             gc.enable()
-    return Trace(recording.kernel, recording.file, recording.grid, recording.block,
-                 recording.blocks, rows, found, acc, requests, sites, recording.views,
-                 recording.seconds, time.perf_counter() - start)
+    return Trace(
+        recording.kernel,
+        recording.file,
+        recording.grid,
+        recording.block,
+        recording.blocks,
+        rows,
+        found,
+        acc,
+        requests,
+        sites,
+        recording.views,
+        recording.seconds,
+        time.perf_counter() - start,
+    )

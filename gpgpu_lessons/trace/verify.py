@@ -13,6 +13,7 @@ each race case alone and prints the hazard kinds and lines each side reports. ``
 writes the rows for the record. Constant-memory serialisation and atomic contention have no
 direct Nsight Compute counter here: their tracer numbers are printed for reading beside timings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,24 +31,44 @@ from . import cases
 
 #: (space, op) -> (requests metric(s), cost metric(s)); a tuple of names is summed
 METRICS = {
-    ("global", "load"): ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-                         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-    ("global", "store"): ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-                          "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-    ("global", "atomic"): (("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-                            "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"),
-                           ("l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
-                            "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum")),
-    ("local", "load"): ("l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
-                        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"),
-    ("local", "store"): ("l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
-                         "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"),
-    ("shared", "load"): ("smsp__inst_executed_op_shared_ld.sum",
-                         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
-    ("shared", "store"): ("smsp__inst_executed_op_shared_st.sum",
-                          "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
-    ("shared", "atomic"): ("smsp__inst_executed_op_shared_atom.sum",
-                           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"),
+    ("global", "load"): (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    ),
+    ("global", "store"): (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    ),
+    ("global", "atomic"): (
+        (
+            "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+        ),
+        (
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+        ),
+    ),
+    ("local", "load"): (
+        "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    ),
+    ("local", "store"): (
+        "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    ),
+    ("shared", "load"): (
+        "smsp__inst_executed_op_shared_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    ),
+    ("shared", "store"): (
+        "smsp__inst_executed_op_shared_st.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    ),
+    ("shared", "atomic"): (
+        "smsp__inst_executed_op_shared_atom.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+    ),
 }
 TOLERANCE = 0.05
 
@@ -74,9 +95,21 @@ def tracer_counts(case) -> dict:
     trace = trace_kernel(case.kernel, grid, block, *args)
     found: dict = {}
     for row in trace.lines:
-        entry = found.setdefault((row.space, row.op), dict.fromkeys(
-            ("requests", "sectors", "ideal_sectors", "wavefronts", "ideal_wavefronts",
-             "addresses", "contention"), 0))
+        entry = found.setdefault(
+            (row.space, row.op),
+            dict.fromkeys(
+                (
+                    "requests",
+                    "sectors",
+                    "ideal_sectors",
+                    "wavefronts",
+                    "ideal_wavefronts",
+                    "addresses",
+                    "contention",
+                ),
+                0,
+            ),
+        )
         for key in entry:
             entry[key] += getattr(row, key)
     for (space, _), entry in found.items():
@@ -96,10 +129,15 @@ def counts(json_path=None) -> list[dict]:
         found = tracer_counts(case)["counts"]
         for (space, op), entry in sorted(found.items()):
             per = entry["cost"] / entry["requests"] if entry["requests"] else 0.0
-            extra = (f", {entry['contention'] / entry['requests']:.1f} lanes on one address"
-                     if op == "atomic" else "")
-            print(f"{case.name:28} {space:8} {op:6} {entry['requests']:>9} {entry['cost']:>9} "
-                  f"{entry['ideal']:>9}  {per:.1f} {entry['unit']}{extra}")
+            extra = (
+                f", {entry['contention'] / entry['requests']:.1f} lanes on one address"
+                if op == "atomic"
+                else ""
+            )
+            print(
+                f"{case.name:28} {space:8} {op:6} {entry['requests']:>9} {entry['cost']:>9} "
+                f"{entry['ideal']:>9}  {per:.1f} {entry['unit']}{extra}"
+            )
             rows.append({"case": case.name, "space": space, "op": op, **entry})
         print(f"{'':28} expected: {case.expect}")
     _save(json_path, rows)
@@ -146,9 +184,20 @@ def ncu(json_path=None) -> list[dict]:
     """Run every COUNTS case under Nsight Compute and compare its counters with the tracer's."""
     if not shutil.which("ncu"):
         raise SystemExit("ncu (Nsight Compute) is not on PATH")
-    command = ["ncu", "--clock-control", "none", "--csv", "--page", "raw", "--metrics",
-               ",".join(every_metric()), sys.executable, "-m", "gpgpu_lessons.trace.verify",
-               "launch"]
+    command = [
+        "ncu",
+        "--clock-control",
+        "none",
+        "--csv",
+        "--page",
+        "raw",
+        "--metrics",
+        ",".join(every_metric()),
+        sys.executable,
+        "-m",
+        "gpgpu_lessons.trace.verify",
+        "launch",
+    ]
     run = subprocess.run(command, capture_output=True, text=True, check=False)
     measured = parse_ncu_csv(run.stdout)
     if len(measured) != len(cases.COUNTS):
@@ -170,16 +219,29 @@ def ncu(json_path=None) -> list[dict]:
                     continue
                 agree = ours == theirs or (ours and abs(theirs / ours - 1) <= TOLERANCE)
                 label = " + ".join(_names(metric))
-                print(f"{case.name:28} {label[:56]:56} {ours:>9} {theirs:>9.0f}  "
-                      f"{'yes' if agree else 'NO'}")
-                rows.append({"case": case.name, "space": space, "op": op, "metric": label,
-                             "tracer": ours, "ncu": theirs, "agree": bool(agree)})
+                print(
+                    f"{case.name:28} {label[:56]:56} {ours:>9} {theirs:>9.0f}  "
+                    f"{'yes' if agree else 'NO'}"
+                )
+                rows.append(
+                    {
+                        "case": case.name,
+                        "space": space,
+                        "op": op,
+                        "metric": label,
+                        "tracer": ours,
+                        "ncu": theirs,
+                        "agree": bool(agree),
+                    }
+                )
     _save(json_path, rows)
     return rows
 
 
-_HAZARD = re.compile(r"Potential (RAW|WAR|WAW) hazard|Race reported between (\w+) access "
-                     r"at .*? and (\w+) access")
+_HAZARD = re.compile(
+    r"Potential (RAW|WAR|WAW) hazard|Race reported between (\w+) access "
+    r"at .*? and (\w+) access"
+)
 _LINE = re.compile(r"cases\.py:(\d+)")
 
 
@@ -200,20 +262,31 @@ def races(json_path=None) -> list[dict]:
     rows = []
     for case in cases.RACES:
         report = _sanitize("racecheck", case)
-        kinds = sorted({m.group(1) or f"{m.group(2)}/{m.group(3)}"
-                        for m in _HAZARD.finditer(report)})
+        kinds = sorted(
+            {m.group(1) or f"{m.group(2)}/{m.group(3)}" for m in _HAZARD.finditer(report)}
+        )
         lines = sorted({int(n) for n in _LINE.findall(report)})
         sync = _sanitize("synccheck", case)
         barrier = bool(re.search(r"Barrier error|[Dd]ivergent thread", sync))
         ours = tracer_counts(case)["hazards"]
         our_kinds = sorted({kind for kind, _ in ours})
         our_lines = sorted({n for _, found in ours for n in found})
-        print(f"{case.name:30} tracer: {our_kinds or 'clean'} lines {our_lines}   racecheck: "
-              f"{kinds or 'clean'} lines {lines}   synccheck: "
-              f"{'barrier error' if barrier else 'clean'}   (expected: {case.expect})")
-        rows.append({"case": case.name, "tracer": our_kinds, "tracer_lines": our_lines,
-                     "racecheck": kinds, "racecheck_lines": lines, "synccheck": barrier,
-                     "expected": case.expect})
+        print(
+            f"{case.name:30} tracer: {our_kinds or 'clean'} lines {our_lines}   racecheck: "
+            f"{kinds or 'clean'} lines {lines}   synccheck: "
+            f"{'barrier error' if barrier else 'clean'}   (expected: {case.expect})"
+        )
+        rows.append(
+            {
+                "case": case.name,
+                "tracer": our_kinds,
+                "tracer_lines": our_lines,
+                "racecheck": kinds,
+                "racecheck_lines": lines,
+                "synccheck": barrier,
+                "expected": case.expect,
+            }
+        )
     _save(json_path, rows)
     return rows
 
@@ -233,8 +306,9 @@ def _save(path, rows) -> None:
 
 def main(argv=None) -> None:
     """Command line: counts | ncu | races | launch."""
-    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.trace.verify",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_lessons.trace.verify", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("command", choices=("counts", "ncu", "races", "launch"))
     parser.add_argument("names", nargs="*", help="launch: the cases to launch (default: all)")
     parser.add_argument("--races", action="store_true", help="launch: the race cases")
