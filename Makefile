@@ -2,15 +2,23 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# CUDA=cu12 (or cu13) adds the CUDA compiler wheels: NVVM and ptxas let `make test` compile
+# every kernel to PTX without a GPU (tests/test_ptx.py, which skips without them except in CI),
+# and a real GPU needs them to run kernels. Each set of extras gets its own stamp.
+CUDA   ?=
+COMMA  := ,
+EXTRAS := lab,test$(if $(CUDA),$(COMMA)$(CUDA))
+STAMP  := $(VENV)/.installed-$(subst $(COMMA),-,$(EXTRAS))
 HOST   ?= 127.0.0.1
 OUT    ?= gpu-run-out
 
-.PHONY: help lab test notebooks slides gpu-wheels gpu-run gpu-unpack clean
+.PHONY: help lab test canary notebooks slides gpu-wheels gpu-run gpu-unpack clean
 
 help:
 	@echo "make lab         start JupyterLab on the notebooks (http://$(HOST):8888)"
 	@echo "make test        run the whole test suite, notebooks included (nbval)"
+	@echo "                 (make test CUDA=cu12: with the CUDA compiler, every kernel to PTX too)"
+	@echo "make canary      try the newest numpy, numba and numba-cuda in a throwaway environment"
 	@echo "make notebooks   execute every notebook in place (stores this machine's outputs)"
 	@echo "make slides      build reveal.js slide decks into build/slides"
 	@echo "make gpu-wheels  download the wheels a GPU machine without network needs into .whl/"
@@ -20,7 +28,7 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[lab,test]"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $@
 
 # Containers often run as root, which JupyterLab refuses unless told.
@@ -31,6 +39,10 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadfile
+
+# Not part of CI: needs the network, judges new releases (see README: "Dependency canary").
+canary: $(STAMP)
+	$(BIN)/python -m gpgpu_lessons.canary
 
 notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=900 notebooks/*.ipynb

@@ -1,4 +1,5 @@
 """pyproject.toml, environment.yml, README and CI must agree with each other."""
+
 import re
 from pathlib import Path
 
@@ -25,7 +26,11 @@ def pyproject_requirements() -> dict[str, str]:
 
 
 def conda_requirements() -> dict[str, str]:
-    lines = re.findall(r"^  - ([^\s#][^#\n]*?)\s*$", (ROOT / "environment.yml").read_text().split("dependencies:")[1], re.M)
+    lines = re.findall(
+        r"^  - ([^\s#][^#\n]*?)\s*$",
+        (ROOT / "environment.yml").read_text().split("dependencies:")[1],
+        re.M,
+    )
     return dict(parse(line) for line in lines if not line.startswith(("pip", "python")))
 
 
@@ -38,19 +43,55 @@ def test_numpy_is_capped_below_2_5():
 
 
 def test_gpu_extras_pin_the_same_numba_cuda():
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
     core = pyproject_requirements()["numba-cuda"]
     assert parse(extras["cu12"][0]) == ("numba-cuda", core) == parse(extras["cu13"][0])
+
+
+def ci_commands() -> list[str]:
+    ci = (ROOT / ".ci" / "run").read_text()
+    return [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))]
 
 
 def test_ci_runs_the_readme_test_command():
     """CI runs `make test` last, and nothing that the README does not show (word for word)."""
     readme = (ROOT / "README.md").read_text()
-    ci = (ROOT / ".ci" / "run").read_text()
-    commands = [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))]
-    assert commands[-1] == "make test"
+    commands = ci_commands()
+    assert commands[-1].split()[:2] == ["make", "test"]
     for command in commands:
         assert command in readme, f"README.md does not show the command .ci/run runs: {command}"
+
+
+def test_ci_installs_the_cuda_compiler_and_make_passes_it_on():
+    """CI compiles every kernel to PTX: `make test CUDA=cu12` installs the cu12 extra (NVVM)."""
+    assert "CUDA=cu12" in ci_commands()[-1].split()
+    makefile = (ROOT / "Makefile").read_text()
+    extras_line = next(line for line in makefile.splitlines() if line.startswith("EXTRAS"))
+    assert "lab,test" in extras_line and "$(CUDA)" in extras_line
+    assert 'install --quiet -e ".[$(EXTRAS)]"' in makefile
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert parse(extras["cu12"][0])[0] == "numba-cuda" and "[cu12]" in extras["cu12"][0]
+
+
+def test_ruff_line_length_is_the_slides_code_width():
+    from gpgpu_lessons import slides
+
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    assert ruff["line-length"] == slides.MAX_CODE_COLUMNS == 100
+    assert "ruff" in pyproject_requirements()
+
+
+def test_the_canary_watches_the_pins_of_pyproject():
+    from gpgpu_lessons import canary
+
+    pins = canary.pins()
+    assert set(pins) == set(canary.WATCHED)
+    assert all(pins[name] == pyproject_requirements()[name] for name in canary.WATCHED)
+    assert not canary.admits(pins["numpy"], "2.5.0")  # numpy 2.5 breaks numba-cuda 0.30
 
 
 def test_readme_lists_every_make_target():
