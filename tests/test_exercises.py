@@ -1109,7 +1109,8 @@ def test_statements_skeletons_and_figures():
         assert f"def {e.name}(" in e.skeleton
         if e.kind == "kernel":
             assert "@cuda.jit" in e.skeleton
-    assert exercises.figure("03.1") is not None and exercises.figure("00.1") is None
+    assert exercises.figure("03.1")._repr_png_().startswith(b"\x89PNG")
+    assert exercises.figure("00.1") is None
 
 
 # --- notebook cells ----------------------------------------------------------------------------

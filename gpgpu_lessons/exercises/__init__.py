@@ -91,10 +91,27 @@ def statement(exercise_id) -> Markdown:
     return Markdown(statement_markdown(_catalog.get(exercise_id)))
 
 
-def figure(exercise_id):
-    """The exercise's picture (a matplotlib Figure), or None where it has none."""
+class Picture:
+    """A matplotlib Figure that a notebook shows as a PNG (no pyplot state involved)."""
+
+    def __init__(self, figure):
+        self.figure = figure
+
+    def _repr_png_(self) -> bytes:
+        import io
+
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+    def __repr__(self) -> str:
+        return "<exercise picture: shown as an image in a notebook; .figure is the Figure>"
+
+
+def figure(exercise_id) -> Picture | None:
+    """The exercise's picture (shown as an image in a notebook), or None where it has none."""
     exercise = _catalog.get(exercise_id)
-    return exercise.figure() if exercise.figure else None
+    return Picture(exercise.figure()) if exercise.figure else None
 
 
 def hint(exercise_id, level: int = 1) -> Markdown:

@@ -158,6 +158,7 @@ def picture(wrong: np.ndarray, writes: np.ndarray | None, title: str) -> bytes |
         return None
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     mask = wrong.any(axis=tuple(range(2, wrong.ndim))) if wrong.ndim > 2 else wrong
     never = None
@@ -170,17 +171,20 @@ def picture(wrong: np.ndarray, writes: np.ndarray | None, title: str) -> bytes |
     shown = mask[top:bottom, left:right].astype(np.int8)
     if never is not None:
         shown[(never[top:bottom, left:right]) & (shown == 1)] = 2
-    figure = Figure(figsize=(min(6.0, 1.5 + 0.08 * shown.shape[1]),
-                             min(3.5, 1.0 + 0.08 * shown.shape[0])), dpi=80)
+    figure = Figure(figsize=(min(7.0, max(4.5, 2.0 + 0.1 * shown.shape[1])),
+                             min(4.0, max(1.9, 1.3 + 0.12 * shown.shape[0]))), dpi=80)
     axes = figure.add_subplot()
     axes.imshow(shown, cmap=ListedColormap(["#d0d0d0", "#d62728", "#000000"]), vmin=0, vmax=2,
                 interpolation="nearest", aspect="auto",
                 extent=(left - 0.5, right - 0.5, bottom - 0.5, top - 0.5))
-    axes.set_title(title + ": red wrong" + (", black never written" if never is not None else ""),
-                   fontsize=9)
+    unwritten = "black: never written, " if never is not None else ""
+    legend = f"red: wrong, {unwritten}grey: right"
+    axes.set_title(f"{title}\n{legend}", fontsize=9)
     axes.set_xlabel("column", fontsize=8)
     axes.set_ylabel("row", fontsize=8)
     axes.tick_params(labelsize=7)
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
