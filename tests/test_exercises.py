@@ -731,6 +731,17 @@ def warp_sums_early_return(x, sums):
 
 
 @cuda.jit
+def warp_sums_half_warp(x, sums):
+    i = cuda.grid(1)
+    value = x[i] if i < x.size else 0.0
+    if cuda.threadIdx.x % 32 < 16:
+        value += cuda.shfl_down_sync(FULL, value, 16)
+    cuda.syncthreads()
+    if cuda.threadIdx.x % 32 == 0:
+        sums[i // 32] = value
+
+
+@cuda.jit
 def warp_sums_missing_step(x, sums):
     i = cuda.grid(1)
     value = x[i] if i < x.size else 0.0
@@ -913,6 +924,7 @@ WRONG = [
     ("05.1", count_no_bounds, {"out of bounds"}, r"Out of bounds"),
     ("05.2", warp_sums_early_return, {"values"}, r"NaN is what a shuffle gives"),
     ("05.2", warp_sums_missing_step, {"values"}, r"warp sums are wrong"),
+    ("05.2", warp_sums_half_warp, {"deadlock"}, r"The warp got stuck at line \d+ .*lanes 16-31"),
     ("05.2", warp_sums_shared, {"SourceUses"}, r"warp shuffle"),
     ("05.3", bright_one_per_pixel, {"NoAtomicContention"}, r"lanes of a warp \(on average\) do"),
     ("05.3", bright_every_lane, {"values"}, r"Wrong values in `count`"),

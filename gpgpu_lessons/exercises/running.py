@@ -108,7 +108,8 @@ def explain(error: BaseException, kernel) -> Crash:
     who = thread or "a thread"
     name = type(error).__name__
     if name == "WarpDeadlockError":
-        return Crash("deadlock", f"The warp got stuck at {_where(line, text)}: {message}. Every "
+        return Crash("deadlock", f"The warp got stuck at {_where(line, text)}: "
+                     f"{message.rstrip('.')}. Every "
                      "lane named in the mask must reach the same warp call; a shuffle or ballot "
                      "under `if i < n:` leaves the lanes past the end out. Let every lane take "
                      "part (give the lanes past the end a neutral value, such as 0 for a sum).",
