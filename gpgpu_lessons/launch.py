@@ -272,7 +272,9 @@ class Launch:
         if self.host_out is not None:
             self.out.copy_to_host(self.host_out)
             return self.host_out
-        if self.scalar and not self.out_given:
+        if self.out_given:
+            return self.out                  # a device out= comes back as it was given
+        if self.scalar:
             return self.out.copy_to_host().reshape(-1)[0].item()
         return self.out.copy_to_host() if self.to_host else self.out
 

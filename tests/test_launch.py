@@ -170,3 +170,10 @@ def test_zero_fill_clears_any_shape(rng):
         fill.zero_step(a).run()
         assert not a.copy_to_host().any()
     assert fill.zeros((3, 4), np.int32).copy_to_host().sum() == 0
+
+
+def test_a_device_out_comes_back_even_for_host_inputs(rng):
+    a = rng.random(20, dtype=np.float32)
+    out = cuda.device_array(20, np.float32)
+    assert plus_one(a, out=out) is out
+    np.testing.assert_array_equal(out.copy_to_host(), a + 1)
