@@ -75,7 +75,7 @@ def _draw_variants(axes, timings: list[Timing], ceiling: Timing | None) -> None:
         return
     if ceiling is not None:
         values = [100 * t.gbs / ceiling.gbs for t in timings][::-1]
-        right.set_xlabel(f"% of device copy ({ceiling.gbs:,.0f} GB/s)")
+        right.set_xlabel(f"% of {ceiling.name} ({ceiling.gbs:,.0f} GB/s)")
         right.axvline(100, color="black", linestyle="--", linewidth=1)
         _bars(right, names, values, "tab:green", lambda v: f"{v:,.0f}")
     else:
@@ -115,7 +115,7 @@ def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Ti
         ax.plot(x[:len(values)], values, marker="o", markersize=4, label=name)
     if metric == "gbs" and ceiling is not None:
         ax.axhline(ceiling.gbs, color="black", linestyle="--", linewidth=1,
-                   label=f"device copy {ceiling.gbs:,.0f} GB/s")
+                   label=f"{ceiling.name} {ceiling.gbs:,.0f} GB/s")
     for label, position in marks.items():
         ax.axvline(position, color="grey", linestyle=":", linewidth=1.2, label=label)
     if logx:

@@ -178,7 +178,7 @@ def ceiling_bytes() -> int:
     return max(8 * info.l2_bytes, 512 * 2**20)
 
 
-_ceilings: dict[int, Timing] = {}
+_ceilings: dict[tuple[str, int], Timing] = {}
 
 
 def copy_ceiling(nbytes: int | None = None) -> Timing:
@@ -189,11 +189,34 @@ def copy_ceiling(nbytes: int | None = None) -> Timing:
     nbytes = ceiling_bytes() if nbytes is None else nbytes
     if nbytes < 4:
         raise ValueError(f"nbytes must be at least 4, got {nbytes}")
-    if nbytes not in _ceilings:
+    if ("copy", nbytes) not in _ceilings:
         import numpy as np
 
         src = cuda.to_device(np.random.default_rng(0).random(nbytes // 4, dtype=np.float32))
         dst = cuda.device_array_like(src)
-        _ceilings[nbytes] = benchmark(lambda: dst.copy_to_device(src), name="device-to-device copy",
-                                      bytes_moved=2 * src.nbytes)
-    return _ceilings[nbytes]
+        _ceilings["copy", nbytes] = benchmark(lambda: dst.copy_to_device(src), name="device-to-device copy",
+                                              bytes_moved=2 * src.nbytes)
+    return _ceilings["copy", nbytes]
+
+
+def read_ceiling(nbytes: int | None = None) -> Timing:
+    """Measure how fast the device reads memory it does not write: the ceiling for read-only kernels.
+
+    A sum or a dot product only reads; against the copy (which reads and writes) it can pass
+    100 %. This kernel reads every 16-byte word of a buffer once, one per thread, and writes
+    nothing; bytes moved count the reads. Measured the same way as copy_ceiling and cached.
+    """
+    import numpy as np
+
+    from . import launch
+    from .device.stream import read_every_word
+
+    nbytes = ceiling_bytes() if nbytes is None else nbytes
+    if nbytes < 16:
+        raise ValueError(f"nbytes must be at least 16, got {nbytes}")
+    if ("read", nbytes) not in _ceilings:
+        words = cuda.to_device(np.random.default_rng(0).integers(0, 2**32, (nbytes // 16, 4), dtype=np.uint32))
+        sink = cuda.device_array(1, np.uint32)
+        step = launch.Step(read_every_word, launch.grid_1d(words.shape[0], 256), 256, (words, sink))
+        _ceilings["read", nbytes] = benchmark(step.run, name="device read", bytes_moved=words.nbytes)
+    return _ceilings["read", nbytes]

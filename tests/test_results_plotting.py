@@ -80,7 +80,7 @@ def test_variants_figure_names_device_size_and_ceiling():
 def test_bandwidth_bars_against_the_ceiling():
     fig = plotting.variants([gpu_fake("naive", 2.0), gpu_fake("fast", 1.0)], title="demo",
                             ceiling=gpu_fake("device-to-device copy", 0.9))
-    assert any("% of device copy" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())
+    assert any("% of device-to-device copy" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())
 
 
 def write_recorded(folder, key, data, gpu="NVIDIA H200"):
@@ -169,3 +169,9 @@ def test_gpu_timings_in_this_mode(tmp_path, monkeypatch):
         assert label == runtime.device_info().name and timings is live
     else:
         assert (label, timings) == (None, None)
+
+
+def test_a_read_only_kernel_is_drawn_against_the_read_ceiling():
+    fig = plotting.variants([gpu_fake("sum", 1.0, 4_000_000)], title="sum",
+                            ceiling=Timing("device read", [0.9], 4_000_000))
+    assert any("% of device read" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())

@@ -86,3 +86,11 @@ def test_cpu_benchmark_is_labelled_cpu(rng):
         timing.benchmark_cpu(None)
     with pytest.raises(ValueError, match="repeat >= 1"):
         timing.benchmark_cpu(lambda: None, repeat=0)
+
+
+def test_read_ceiling_reads_every_word_and_counts_reads_only():
+    read = timing.read_ceiling(4096)
+    assert read.name == "device read" and read.bytes_moved == 4096
+    assert timing.read_ceiling(4096) is read, "measured once per size"
+    with pytest.raises(ValueError, match="at least 16"):
+        timing.read_ceiling(8)
