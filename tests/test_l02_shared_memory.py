@@ -1,6 +1,7 @@
 """Lesson 02 against NumPy: negative, flips and every mosaic (edge tiles, RGB, rounding), the launch
 regressions (interleaved shapes, in-place out=, a failed call then a good one, N x 1 and 1 x N in
 bands), bad input named, every kernel registered under its own name."""
+
 import inspect
 
 import numpy as np
@@ -23,15 +24,28 @@ BASICS = [
 BASIC_IDS = [wrapper.__name__ for wrapper, _ in BASICS]
 # 1 x N, N x 1, primes, not multiples of the 32 x 8 block; widths that are and are not whole
 # words of 4, 8 or 16 bytes (the fast flips use the textbook kernel for none); RGB
-SHAPES = [(1, 1), (1, 3), (1, 31), (31, 1), (7, 13), (9, 8), (2, 36), (3, 32), (3, 5, 3),
-          (5, 8, 3), (1, 4, 3), (2, 16, 3)]
+SHAPES = [
+    (1, 1),
+    (1, 3),
+    (1, 31),
+    (31, 1),
+    (7, 13),
+    (9, 8),
+    (2, 36),
+    (3, 32),
+    (3, 5, 3),
+    (5, 8, 3),
+    (1, 4, 3),
+    (2, 16, 3),
+]
 MOSAICS = [textbook.mosaic_one_thread, textbook.mosaic_shared_one_thread, textbook.mosaic_parallel]
 MOSAIC_IDS = [m.__name__ for m in MOSAICS]
 ALL_MOSAICS = MOSAICS + [textbook.mosaic_shared_race]
 WRAPPERS = [(w, ()) for w, _ in BASICS] + [(m, (3,)) for m in ALL_MOSAICS]
 WRAPPER_IDS = [w.__name__ for w, _ in WRAPPERS]
 EXACT = [(w, r) for w, r in BASICS] + [
-    (m, lambda a: reference.mosaic(a, 3)) for m in MOSAICS]   # wrappers with exact results, args
+    (m, lambda a: reference.mosaic(a, 3)) for m in MOSAICS
+]  # wrappers with exact results, args
 
 
 def image(rng, shape):
@@ -49,6 +63,7 @@ def arguments(wrapper):
 
 
 # ---- against NumPy -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("wrapper, expect", BASICS, ids=BASIC_IDS)
@@ -88,15 +103,21 @@ def test_word_flips_in_every_configuration(horizontal, block, word_bytes, rng):
         a = image(rng, shape)
         expected = expect(a)
         d_out = poisoned_like(expected)
-        fast.flip_words(cuda.to_device(a), horizontal=horizontal, out=d_out, word_bytes=word_bytes,
-                        block=block)
+        fast.flip_words(
+            cuda.to_device(a), horizontal=horizontal, out=d_out, word_bytes=word_bytes, block=block
+        )
         np.testing.assert_array_equal(d_out.copy_to_host(), expected)
 
 
-@pytest.mark.parametrize("wrapper, expect", [(fast.flip_horizontal_fast, reference.flip_horizontal),
-                                             (fast.flip_vertical_fast, reference.flip_vertical),
-                                             (fast.negative_fast, reference.negative)],
-                         ids=["horizontal", "vertical", "negative"])
+@pytest.mark.parametrize(
+    "wrapper, expect",
+    [
+        (fast.flip_horizontal_fast, reference.flip_horizontal),
+        (fast.flip_vertical_fast, reference.flip_vertical),
+        (fast.negative_fast, reference.negative),
+    ],
+    ids=["horizontal", "vertical", "negative"],
+)
 def test_fast_kernels_on_misaligned_images(wrapper, expect, rng):
     a = image(rng, (4, 16))
     for offset, word in [(8, 8), (4, 4), (1, 0)]:
@@ -109,12 +130,15 @@ def test_fast_kernels_on_misaligned_images(wrapper, expect, rng):
 def test_word_flips_split_runs_beyond_the_grid_limit(rng, monkeypatch):
     # a 1 x N row of more than 65535 runs of words: the grid's y goes in chunks (here of 2 runs)
     monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
-    for wrapper, expect in [(fast.flip_vertical_fast, reference.flip_vertical),
-                            (fast.flip_horizontal_fast, reference.flip_horizontal)]:
+    for wrapper, expect in [
+        (fast.flip_vertical_fast, reference.flip_vertical),
+        (fast.flip_horizontal_fast, reference.flip_horizontal),
+    ]:
         for shape in [(1, 16 * 32 * 4 * 3 + 16), (3, 8 * 32 * 9, 3)]:
             a = image(rng, shape)
-            prepared = fast.flip_words.prepare(a, horizontal=wrapper is fast.flip_horizontal_fast,
-                                               block=32)
+            prepared = fast.flip_words.prepare(
+                a, horizontal=wrapper is fast.flip_horizontal_fast, block=32
+            )
             assert len(prepared.steps) > 1
             np.testing.assert_array_equal(prepared.result(), expect(a))
 
@@ -126,19 +150,30 @@ def test_negative_is_an_xor_of_words():
 
 # ---- mosaics -----------------------------------------------------------------------------------
 
+
 def naive_mosaic(a, size):
     """The definition, written out: every tile's real pixels, mean rounded half up."""
     out = np.empty_like(a)
     for y0 in range(0, a.shape[0], size):
         for x0 in range(0, a.shape[1], size):
-            tile = a[y0:y0 + size, x0:x0 + size].astype(np.int64)
+            tile = a[y0 : y0 + size, x0 : x0 + size].astype(np.int64)
             count = tile.shape[0] * tile.shape[1]
-            out[y0:y0 + size, x0:x0 + size] = (tile.sum(axis=(0, 1)) + count // 2) // count
+            out[y0 : y0 + size, x0 : x0 + size] = (tile.sum(axis=(0, 1)) + count // 2) // count
     return out
 
 
-@pytest.mark.parametrize("shape, size", [((7, 13), 3), ((8, 8), 4), ((5, 9, 3), 2), ((33, 31), 31),
-                                         ((1, 7), 1), ((3, 5), 8), ((1, 40), 32)])
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ((7, 13), 3),
+        ((8, 8), 4),
+        ((5, 9, 3), 2),
+        ((33, 31), 31),
+        ((1, 7), 1),
+        ((3, 5), 8),
+        ((1, 40), 32),
+    ],
+)
 def test_mosaic_reference_is_the_definition(shape, size, rng):
     a = image(rng, shape)
     np.testing.assert_array_equal(reference.mosaic(a, size), naive_mosaic(a, size))
@@ -150,21 +185,26 @@ def test_mosaic_rounds_half_up():
     np.testing.assert_array_equal(reference.mosaic(a, 2), np.full((2, 2), 1))  # 5 / 4 -> 1
     for mosaic in MOSAICS:
         np.testing.assert_array_equal(mosaic(np.array([[0, 1]], dtype=np.uint8), 1), [[0, 1]])
-        np.testing.assert_array_equal(mosaic(np.array([[1, 2], [2, 1]], dtype=np.uint8), 2),
-                                      np.full((2, 2), 2))  # 6 / 4 = 1.5 -> 2
+        np.testing.assert_array_equal(
+            mosaic(np.array([[1, 2], [2, 1]], dtype=np.uint8), 2), np.full((2, 2), 2)
+        )  # 6 / 4 = 1.5 -> 2
 
 
-@pytest.mark.parametrize("shape, size", [
-    ((8, 8), 4),         # tiles divide the image
-    ((7, 13), 3),        # edge tiles on both sides
-    ((10, 9), 4),        # edge tiles of 2 rows and 1 column
-    ((5, 6, 3), 4),      # RGB, edge tiles
-    ((1, 11), 1),        # one pixel per tile
-    ((6, 5), 5),         # one tile column, a short last row of tiles
-    ((3, 4), 6),         # a tile larger than the image: one edge tile
-    ((1, 20), 4),        # 1 x N
-    ((20, 1, 3), 4),     # N x 1, RGB
-], ids=str)
+@pytest.mark.parametrize(
+    "shape, size",
+    [
+        ((8, 8), 4),  # tiles divide the image
+        ((7, 13), 3),  # edge tiles on both sides
+        ((10, 9), 4),  # edge tiles of 2 rows and 1 column
+        ((5, 6, 3), 4),  # RGB, edge tiles
+        ((1, 11), 1),  # one pixel per tile
+        ((6, 5), 5),  # one tile column, a short last row of tiles
+        ((3, 4), 6),  # a tile larger than the image: one edge tile
+        ((1, 20), 4),  # 1 x N
+        ((20, 1, 3), 4),  # N x 1, RGB
+    ],
+    ids=str,
+)
 @pytest.mark.parametrize("mosaic", MOSAICS, ids=MOSAIC_IDS)
 def test_mosaics_match_numpy(mosaic, shape, size, rng):
     a = image(rng, shape)
@@ -174,8 +214,7 @@ def test_mosaics_match_numpy(mosaic, shape, size, rng):
     np.testing.assert_array_equal(d_out.copy_to_host(), expected)
 
 
-@pytest.mark.parametrize("shape, size", [((32, 32), 32), ((21, 9, 3), 20), ((18, 17), 17)],
-                         ids=str)
+@pytest.mark.parametrize("shape, size", [((32, 32), 32), ((21, 9, 3), 20), ((18, 17), 17)], ids=str)
 def test_parallel_mosaic_with_fewer_threads_than_tile_rows(shape, size, rng):
     # tiles above 16 get blocks of size x (256 // size) threads: each thread adds several rows
     a = image(rng, shape)
@@ -185,10 +224,12 @@ def test_parallel_mosaic_with_fewer_threads_than_tile_rows(shape, size, rng):
     np.testing.assert_array_equal(d_out.copy_to_host(), expected)
 
 
-@settings(max_examples=8, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(height=st.integers(1, 9), width=st.integers(1, 9), rgb=st.booleans(),
-       size=st.integers(1, 10))
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    height=st.integers(1, 9), width=st.integers(1, 9), rgb=st.booleans(), size=st.integers(1, 10)
+)
 def test_parallel_mosaic_on_random_shapes(height, width, rgb, size, rng):
     a = image(rng, (height, width, 3) if rgb else (height, width))
     np.testing.assert_array_equal(textbook.mosaic_parallel(a, size), reference.mosaic(a, size))
@@ -202,6 +243,7 @@ def test_race_version_runs_and_writes_an_image(rng):
 
 
 # ---- the launch regressions (issue 13) ---------------------------------------------------------
+
 
 @pytest.mark.parametrize("wrapper, expect", EXACT, ids=[w.__name__ for w, _ in EXACT])
 def test_interleaved_shapes_in_one_process(wrapper, expect, rng):
@@ -219,10 +261,17 @@ def test_interleaved_shapes_in_one_process(wrapper, expect, rng):
         np.testing.assert_array_equal(wrapper(a, *args), expect(a))
 
 
-@pytest.mark.parametrize("wrapper", [textbook.flip_horizontal, textbook.flip_vertical,
-                                     fast.flip_horizontal_fast, fast.flip_vertical_fast,
-                                     textbook.mosaic_shared_race],
-                         ids=lambda w: w.__name__)
+@pytest.mark.parametrize(
+    "wrapper",
+    [
+        textbook.flip_horizontal,
+        textbook.flip_vertical,
+        fast.flip_horizontal_fast,
+        fast.flip_vertical_fast,
+        textbook.mosaic_shared_race,
+    ],
+    ids=lambda w: w.__name__,
+)
 def test_in_place_is_refused_where_the_kernel_cannot_work_in_place(wrapper, rng):
     d_a = cuda.to_device(image(rng, (8, 32)))
     with pytest.raises(ValueError, match="shares memory with an input"):
@@ -230,7 +279,8 @@ def test_in_place_is_refused_where_the_kernel_cannot_work_in_place(wrapper, rng)
 
 
 IN_PLACE = [(textbook.negative, reference.negative), (fast.negative_fast, reference.negative)] + [
-    (m, lambda a: reference.mosaic(a, 3)) for m in MOSAICS]
+    (m, lambda a: reference.mosaic(a, 3)) for m in MOSAICS
+]
 
 
 @pytest.mark.parametrize("wrapper, expect", IN_PLACE, ids=[w.__name__ for w, _ in IN_PLACE])
@@ -248,7 +298,7 @@ def test_in_place_is_correct_where_the_kernel_works_in_place(wrapper, expect, rn
 @pytest.mark.parametrize("wrapper", [w for w, _ in IN_PLACE], ids=lambda w: w.__name__)
 def test_an_out_overlapping_the_image_elsewhere_is_refused(wrapper, rng):
     d_flat = cuda.to_device(image(rng, 4 * 33))
-    d_a, d_shifted = d_flat[:4 * 32].reshape(4, 32), d_flat[4:4 * 33].reshape(4, 32)
+    d_a, d_shifted = d_flat[: 4 * 32].reshape(4, 32), d_flat[4 : 4 * 33].reshape(4, 32)
     with pytest.raises(ValueError, match="shares memory with an input"):
         wrapper(d_a, *arguments(wrapper), out=d_shifted)
 
@@ -285,48 +335,61 @@ def test_help_shows_the_real_signature(wrapper, args):
 
 # ---- bad input -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, error, message", [
-    (np.zeros((4, 4), dtype=np.float32), TypeError, "has dtype float32"),
-    (np.zeros((4, 4), dtype=np.uint16), TypeError, "has dtype uint16"),
-    (np.zeros(16, dtype=np.uint8), ValueError, r"\(height, width\) grayscale or \(height"),
-    (np.zeros((4, 4, 4), dtype=np.uint8), ValueError, r"got shape \(4, 4, 4\)"),
-    (np.zeros((2, 4, 4, 3), dtype=np.uint8), ValueError, "grayscale or"),
-    (np.zeros((0, 4), dtype=np.uint8), ValueError, "is empty"),
-    (np.zeros((4, 8), dtype=np.uint8)[:, ::2], ValueError, "not C-contiguous"),
-    ([[1, 2], [3, 4]], TypeError, "must be a NumPy array"),
-], ids=["float32", "uint16", "1-D", "4 channels", "4-D", "empty", "strided", "list"])
+
+@pytest.mark.parametrize(
+    "value, error, message",
+    [
+        (np.zeros((4, 4), dtype=np.float32), TypeError, "has dtype float32"),
+        (np.zeros((4, 4), dtype=np.uint16), TypeError, "has dtype uint16"),
+        (np.zeros(16, dtype=np.uint8), ValueError, r"\(height, width\) grayscale or \(height"),
+        (np.zeros((4, 4, 4), dtype=np.uint8), ValueError, r"got shape \(4, 4, 4\)"),
+        (np.zeros((2, 4, 4, 3), dtype=np.uint8), ValueError, "grayscale or"),
+        (np.zeros((0, 4), dtype=np.uint8), ValueError, "is empty"),
+        (np.zeros((4, 8), dtype=np.uint8)[:, ::2], ValueError, "not C-contiguous"),
+        ([[1, 2], [3, 4]], TypeError, "must be a NumPy array"),
+    ],
+    ids=["float32", "uint16", "1-D", "4 channels", "4-D", "empty", "strided", "list"],
+)
 @pytest.mark.parametrize("wrapper, args", WRAPPERS, ids=WRAPPER_IDS)
 def test_bad_images_are_named(wrapper, args, value, error, message):
     with pytest.raises(error, match=message):
         wrapper(value, *args)
 
 
-@pytest.mark.parametrize("size, message", [
-    (0, "mosaic size must be an integer >= 1"),
-    (-2, "mosaic size must be an integer >= 1"),
-    (2.5, "mosaic size must be an integer >= 1"),
-    (True, "mosaic size must be an integer >= 1"),
-    (33, "more than the 1024 CUDA allows: use at most 32"),
-])
-@pytest.mark.parametrize("mosaic", ALL_MOSAICS + [reference.mosaic],
-                         ids=MOSAIC_IDS + ["race", "reference"])
+@pytest.mark.parametrize(
+    "size, message",
+    [
+        (0, "mosaic size must be an integer >= 1"),
+        (-2, "mosaic size must be an integer >= 1"),
+        (2.5, "mosaic size must be an integer >= 1"),
+        (True, "mosaic size must be an integer >= 1"),
+        (33, "more than the 1024 CUDA allows: use at most 32"),
+    ],
+)
+@pytest.mark.parametrize(
+    "mosaic", ALL_MOSAICS + [reference.mosaic], ids=MOSAIC_IDS + ["race", "reference"]
+)
 def test_bad_mosaic_sizes_are_named(mosaic, size, message):
     with pytest.raises(ValueError, match=message):
         mosaic(np.ones((5, 40), dtype=np.uint8), size)
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"word_bytes": 2}, "word_bytes must be 4 or 8 or 16"),
-    ({"per_thread": 0}, "per_thread must be an integer >= 1"),
-    ({"block": (32, 2, 2)}, r"block is \(threads along a row, rows\)"),
-    ({"block": 2048}, "at most 1024 per block"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"word_bytes": 2}, "word_bytes must be 4 or 8 or 16"),
+        ({"per_thread": 0}, "per_thread must be an integer >= 1"),
+        ({"block": (32, 2, 2)}, r"block is \(threads along a row, rows\)"),
+        ({"block": 2048}, "at most 1024 per block"),
+    ],
+)
 def test_bad_flip_options_are_named(options, message):
     with pytest.raises(ValueError, match=message):
         fast.flip_words(np.ones((4, 32), dtype=np.uint8), horizontal=False, **options)
 
 
 # ---- registry, tuning, pictures ------------------------------------------------------------------
+
 
 def test_every_kernel_is_registered_under_its_own_name():
     kernels = {**textbook.SIGNATURES, **fast.SIGNATURES}
@@ -346,8 +409,9 @@ def test_tuning_describes_the_flips():
 def test_fast_kernels_hold_their_words_in_registers():
     # compile-only (no GPU needed): every kernel registered, none uses local memory, every word
     # kernel has its loads in flight at once, and the vertical flip moves 16 bytes per instruction
-    report = ptx.run(packages=("gpgpu_lessons.l02_shared_memory",), archs=("sm_90",),
-                     extra_args=("--no-ptxas",))
+    report = ptx.run(
+        packages=("gpgpu_lessons.l02_shared_memory",), archs=("sm_90",), extra_args=("--no-ptxas",)
+    )
     assert not report["problems"], report["problems"]
     results = {r["kernel"]: r for r in report["results"]}
     assert not [r for r in results.values() if r["error"]], report["output"]

@@ -2,14 +2,15 @@
 
 Kernels see every image as (height, width, channels): a gray image gets a channel axis of 1.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from .. import launch, runtime
 
-CHANNELS = 3        # an RGB pixel; a gray image is seen as (height, width, 1)
-MAX_TILE = 32       # a mosaic tile is one block of one thread per pixel: at most 32 x 32 = 1024
+CHANNELS = 3  # an RGB pixel; a gray image is seen as (height, width, 1)
+MAX_TILE = 32  # a mosaic tile is one block of one thread per pixel: at most 32 x 32 = 1024
 
 
 def image_input(image, name: str = "image"):
@@ -17,8 +18,9 @@ def image_input(image, name: str = "image"):
     d_image, to_host = launch.device_input(image, name=name, dtypes=np.uint8)
     shape = tuple(d_image.shape)
     if not (len(shape) == 2 or (len(shape) == 3 and shape[2] == CHANNELS)):
-        raise ValueError(f"{name} must be (height, width) grayscale or (height, width, 3) RGB, "
-                         f"got shape {shape}")
+        raise ValueError(
+            f"{name} must be (height, width) grayscale or (height, width, 3) RGB, got shape {shape}"
+        )
     channels = 1 if len(shape) == 2 else CHANNELS
     return d_image.reshape(shape[0], shape[1], channels), to_host, shape
 
@@ -26,7 +28,7 @@ def image_input(image, name: str = "image"):
 def address(d_array) -> int:
     """The device address of a device array's first byte (in the simulator: of its host array)."""
     if runtime.is_simulator():
-        return d_array._ary.ctypes.data   # the simulator's device arrays wrap NumPy arrays
+        return d_array._ary.ctypes.data  # the simulator's device arrays wrap NumPy arrays
     return d_array.__cuda_array_interface__["data"][0]
 
 
@@ -36,8 +38,12 @@ def image_output(out, d_image, shape, *, works_in_place: bool = False):
     `works_in_place`: the kernel is correct when out IS the image (the same device memory);
     an out= that overlaps the image any other way is always refused.
     """
-    same = (works_in_place and out is not None and launch.is_device_array(out)
-            and address(out) == address(d_image))
+    same = (
+        works_in_place
+        and out is not None
+        and launch.is_device_array(out)
+        and address(out) == address(d_image)
+    )
     output = launch.device_output(out, shape, np.uint8, inputs=(d_image,), in_place=same)
     channels = 1 if len(shape) == 2 else CHANNELS
     return output, output.device.reshape(shape[0], shape[1], channels)
@@ -47,6 +53,8 @@ def mosaic_size(size) -> int:
     """Check a mosaic tile size: 1 to 32 (one block of size x size threads per tile)."""
     size = launch.positive_int(size, "mosaic size")
     if size > MAX_TILE:
-        raise ValueError(f"mosaic size {size} needs a block of {size} x {size} = {size * size} "
-                         f"threads, more than the 1024 CUDA allows: use at most {MAX_TILE}")
+        raise ValueError(
+            f"mosaic size {size} needs a block of {size} x {size} = {size * size} "
+            f"threads, more than the 1024 CUDA allows: use at most {MAX_TILE}"
+        )
     return size

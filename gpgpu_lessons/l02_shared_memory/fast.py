@@ -13,6 +13,7 @@ small load in flight: far from what the memory system can deliver. The tricks, o
 
 Rows that do not split into whole, aligned words fall back to the textbook kernels.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,10 +42,10 @@ VERTICAL_WORD_BYTES = 16
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 4}
 FLIP_PER_THREAD = 4
 FLIP_BLOCK = (256, 1)
-WORD_TYPES = {4: uint32, 8: uint64, 16: complex128}  # a flip moves bytes; any 16-byte type will do
 
 
 # ---- the negative: XOR on 4-byte words -------------------------------------------------------
+
 
 @cuda.jit
 def negative_words(src_words, dst_words, src_bytes, dst_bytes):
@@ -66,16 +67,10 @@ def negative_words(src_words, dst_words, src_bytes, dst_bytes):
 
 # ---- the flips: words, several per thread ----------------------------------------------------
 
-def _named(function, name: str):
-    """Compile a kernel under its own name (profiler and sanitizer output tell instances apart)."""
-    function.__name__ = function.__qualname__ = name
-    return cuda.jit(function)
 
-
-@functools.cache
 def flip_vertical_kernel(word_bytes: int, per_thread: int):
-    """The vertical flip on `word_bytes`-byte words, `per_thread` words per thread (built once)."""
-    word = WORD_TYPES[word_bytes]  # uint32, uint64 or complex128: 16 bytes in one access
+    """The vertical flip on `word_bytes`-byte words, `per_thread` words per thread."""
+    word = {4: uint32, 8: uint64, 16: complex128}[word_bytes]  # any type of that size will do
 
     def flip_vertical_words(src, dst, height, words, first_run):
         """Row y of dst is row height-1-y of src, moved as words: several loads, then the stores."""
@@ -92,23 +87,42 @@ def flip_vertical_kernel(word_bytes: int, per_thread: int):
                 if i < words:
                     store_vector(dst, y * words + i, (held[k],))
 
-    return _named(flip_vertical_words, f"flip_vertical_words_{word_bytes}B_x{per_thread}")
+    name = f"flip_vertical_words_{word_bytes}B_x{per_thread}"  # each instance its own name
+    flip_vertical_words.__name__ = flip_vertical_words.__qualname__ = name
+    return cuda.jit(flip_vertical_words)
 
 
-@functools.cache
-def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
-    """The horizontal flip of 1- or 3-channel pixels on 4- or 8-byte words (built once)."""
+def pixel_reverser(channels: int, word_bytes: int):
+    """A device function: word w of a group of word_bytes pixels, with the pixels reversed."""
     if word_bytes not in (4, 8):
         raise ValueError(f"a horizontal flip's words are 4 or 8 bytes, got {word_bytes}")
-    word = WORD_TYPES[word_bytes]
-    held_words = per_thread * channels  # a compile-time constant: the local array is registers
+    word = {4: uint32, 8: uint64}[word_bytes]
+
+    @cuda.jit(device=True, inline="always")
+    def reversed_word(held, first, w):
+        """Word w of the group held[first:first + channels], its pixels in reverse order."""
+        out = word(0)
+        for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
+            j = word_bytes * w + b  # output byte j: pixel j // channels
+            s = (word_bytes - 1 - j // channels) * channels + j % channels  # its source byte
+            byte = held[first + s // word_bytes] >> word(8 * (s % word_bytes))
+            out |= (byte & word(0xFF)) << word(8 * b)
+        return out
+
+    return reversed_word
+
+
+def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
+    """The horizontal flip of 1- or 3-channel pixels on 4- or 8-byte words."""
+    reversed_word = pixel_reverser(channels, word_bytes)  # checks word_bytes
+    word, held_words = {4: uint32, 8: uint64}[word_bytes], per_thread * channels  # constants
 
     def flip_horizontal_words(src, dst, height, words, first_run):
         """Mirror groups of word_bytes pixels (channels words each), reversing the pixels inside."""
         groups = words // channels  # a group: word_bytes pixels in `channels` words
         y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
         first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(held_words, word)
+        held = cuda.local.array(held_words, word)  # a constant size: registers
         if y < height:
             row = y * words
             for k in range(per_thread):  # load mirrored groups: a warp reads a run backwards
@@ -120,21 +134,23 @@ def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
                 g = first + k * cuda.blockDim.x
                 if g < groups:
                     for w in range(channels):
-                        out = word(0)
-                        for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
-                            j = word_bytes * w + b  # output byte j: pixel j // channels
-                            s = (word_bytes - 1 - j // channels) * channels + j % channels
-                            shift = word(8 * (s % word_bytes))
-                            byte = held[k * channels + s // word_bytes] >> shift
-                            out |= (byte & word(0xFF)) << word(8 * b)
-                        dst[row + g * channels + w] = out
+                        dst[row + g * channels + w] = reversed_word(held, k * channels, w)
 
-    kind = "gray" if channels == 1 else "rgb"
-    name = f"flip_horizontal_words_{kind}_{word_bytes}B_x{per_thread}"
-    return _named(flip_horizontal_words, name)
+    name = f"flip_horizontal_words_{'gray' if channels == 1 else 'rgb'}_{word_bytes}B_x{per_thread}"
+    flip_horizontal_words.__name__ = flip_horizontal_words.__qualname__ = name
+    return cuda.jit(flip_horizontal_words)
+
+
+@functools.cache
+def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
+    """The flip kernel for these constants, built and compiled once per combination."""
+    if horizontal:
+        return flip_horizontal_kernel(channels, word_bytes, per_thread)
+    return flip_vertical_kernel(word_bytes, per_thread)
 
 
 # ---- wrappers --------------------------------------------------------------------------------
+
 
 def _as_given(inner: launch.Launch, output: launch.Output, to_host: bool) -> launch.Launch:
     """A launch built on checked device arrays, returning its result as the caller's call asks."""
@@ -147,8 +163,12 @@ def negative_fast(image, *, out=None):
     d_src, to_host, shape = checks.image_input(image)
     output, d_dst = checks.image_output(out, d_src, shape, works_in_place=True)
     if checks.address(d_src) % 4 or checks.address(d_dst) % 4:  # words must be aligned
-        inner = textbook.pixel_launch(textbook.negative_one_pixel_per_thread, d_src.reshape(shape),
-                                      output.device, works_in_place=True)
+        inner = textbook.pixel_launch(
+            textbook.negative_one_pixel_per_thread,
+            d_src.reshape(shape),
+            output.device,
+            works_in_place=True,
+        )
         return _as_given(inner, output, to_host)
     n = d_src.size
     src_bytes, dst_bytes = d_src.reshape(n), d_dst.reshape(n)
@@ -158,8 +178,17 @@ def negative_fast(image, *, out=None):
     per_words = max(1, launch.blocks_for(n // 4, WORDS_PER_THREAD))
     threads = min(WORD_THREADS, 32 * launch.blocks_for(per_words, 32))
     blocks = launch.grid_1d(n // 4, threads * WORDS_PER_THREAD)
-    return launch.single(negative_words, blocks, threads, src_words, dst_words, src_bytes,
-                         dst_bytes, out=output, to_host=to_host)
+    return launch.single(
+        negative_words,
+        blocks,
+        threads,
+        src_words,
+        dst_words,
+        src_bytes,
+        dst_bytes,
+        out=output,
+        to_host=to_host,
+    )
 
 
 def flip_word_bytes(d_image, shape, horizontal: bool, widest: int) -> int:
@@ -191,24 +220,32 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     if word_bytes is None:
         word_bytes = HORIZONTAL_WORD_BYTES[channels] if horizontal else VERTICAL_WORD_BYTES
     if word_bytes not in ((4, 8) if horizontal else (4, 8, 16)):
-        raise ValueError(f"word_bytes must be 4 or 8{'' if horizontal else ' or 16'} for a "
-                         f"{'horizontal' if horizontal else 'vertical'} flip, got {word_bytes!r}")
-    per_thread = FLIP_PER_THREAD if per_thread is None else launch.positive_int(per_thread,
-                                                                                "per_thread")
+        raise ValueError(
+            f"word_bytes must be 4 or 8{'' if horizontal else ' or 16'} for a "
+            f"{'horizontal' if horizontal else 'vertical'} flip, got {word_bytes!r}"
+        )
+    per_thread = (
+        FLIP_PER_THREAD if per_thread is None else launch.positive_int(per_thread, "per_thread")
+    )
     dims = launch.block_shape(FLIP_BLOCK if block is None else block)
     if len(dims) == 3:
         raise ValueError(f"block is (threads along a row, rows) for a flip, got {block!r}")
     threads, rows = dims if len(dims) == 2 else (dims[0], 1)
-    word_bytes = min(flip_word_bytes(d_src, shape, horizontal, word_bytes),
-                     flip_word_bytes(d_dst, shape, horizontal, word_bytes))
+    word_bytes = min(
+        flip_word_bytes(d_src, shape, horizontal, word_bytes),
+        flip_word_bytes(d_dst, shape, horizontal, word_bytes),
+    )
     if word_bytes == 0:
-        kernel = (textbook.flip_horizontal_one_pixel_per_thread if horizontal
-                  else textbook.flip_vertical_one_pixel_per_thread)
-        inner = textbook.pixel_launch(kernel, d_src.reshape(shape), output.device,
-                                      mirror_rows=not horizontal)
+        kernel = (
+            textbook.flip_horizontal_one_pixel_per_thread
+            if horizontal
+            else textbook.flip_vertical_one_pixel_per_thread
+        )
+        inner = textbook.pixel_launch(
+            kernel, d_src.reshape(shape), output.device, mirror_rows=not horizontal
+        )
         return _as_given(inner, output, to_host)
-    kernel = (flip_horizontal_kernel(channels, word_bytes, per_thread) if horizontal
-              else flip_vertical_kernel(word_bytes, per_thread))
+    kernel = flip_kernel(horizontal, channels, word_bytes, per_thread)
     dtype = np.complex128 if word_bytes == 16 else np.dtype(f"u{word_bytes}")
     src, dst = d_src.reshape(d_src.size).view(dtype), d_dst.reshape(d_dst.size).view(dtype)
     height = shape[0]
@@ -217,12 +254,23 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     threads = min(threads, 32 * launch.blocks_for(launch.blocks_for(units, per_thread), 32))
     rows = min(rows, height)
     runs = launch.blocks_for(units, threads * per_thread)  # runs of a row: grid y, in chunks
-    bands = launch.blocks_for(height, rows)                 # bands of rows: grid x
-    steps = [launch.Step(kernel, (bands, min(launch.MAX_GRID_YZ, runs - run)), (threads, rows),
-                         (src, dst, height, words, run))
-             for run in range(0, runs, launch.MAX_GRID_YZ)]
-    return launch.Launch(tuple(steps), out=output.device, to_host=to_host, host_out=output.host,
-                         out_given=output.given)
+    bands = launch.blocks_for(height, rows)  # bands of rows: grid x
+    steps = [
+        launch.Step(
+            kernel,
+            (bands, min(launch.MAX_GRID_YZ, runs - run)),
+            (threads, rows),
+            (src, dst, height, words, run),
+        )
+        for run in range(0, runs, launch.MAX_GRID_YZ)
+    ]
+    return launch.Launch(
+        tuple(steps),
+        out=output.device,
+        to_host=to_host,
+        host_out=output.host,
+        out_given=output.given,
+    )
 
 
 @launch.op
@@ -239,6 +287,7 @@ def flip_vertical_fast(image, *, out=None):
 
 # ---- tuning ----------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=1)
 def _tuning_image(image: str):
     """The image the flips were tuned on: random 16384 x 16384 gray or 9472 x 9472 RGB."""
@@ -249,22 +298,36 @@ def _tuning_image(image: str):
 def tuning_case(*, image, direction, word_bytes, per_thread, block):
     """One combination of TUNING's space: (the Launch to time, bytes it moves)."""
     d_image = _tuning_image(image)
-    prepared = flip_words.prepare(d_image, horizontal=direction == "horizontal",
-                                  out=cuda.device_array_like(d_image), word_bytes=word_bytes,
-                                  per_thread=per_thread, block=block)
+    prepared = flip_words.prepare(
+        d_image,
+        horizontal=direction == "horizontal",
+        out=cuda.device_array_like(d_image),
+        word_bytes=word_bytes,
+        per_thread=per_thread,
+        block=block,
+    )
     return prepared, 2 * d_image.nbytes
 
 
 TUNING = {
     "family": "flips",
     # the best word size differs by direction and channels: read the table per image and direction
-    "space": {"image": ["gray", "rgb"], "direction": ["vertical", "horizontal"],
-              "word_bytes": [4, 8, 16], "per_thread": [1, 2, 4, 8],
-              "block": [(128, 1), (256, 1), (512, 1), (128, 2), (64, 4)]},
-    "chosen": {"word_bytes": {"vertical": VERTICAL_WORD_BYTES,
-                              "horizontal gray": HORIZONTAL_WORD_BYTES[1],
-                              "horizontal rgb": HORIZONTAL_WORD_BYTES[3]},
-               "per_thread": FLIP_PER_THREAD, "block": FLIP_BLOCK},
+    "space": {
+        "image": ["gray", "rgb"],
+        "direction": ["vertical", "horizontal"],
+        "word_bytes": [4, 8, 16],
+        "per_thread": [1, 2, 4, 8],
+        "block": [(128, 1), (256, 1), (512, 1), (128, 2), (64, 4)],
+    },
+    "chosen": {
+        "word_bytes": {
+            "vertical": VERTICAL_WORD_BYTES,
+            "horizontal gray": HORIZONTAL_WORD_BYTES[1],
+            "horizontal rgb": HORIZONTAL_WORD_BYTES[3],
+        },
+        "per_thread": FLIP_PER_THREAD,
+        "block": FLIP_BLOCK,
+    },
     "case": tuning_case,
 }
 
@@ -277,8 +340,15 @@ def _flip_signature(word_bytes: int) -> str:
 # every flip instance the wrappers launch: the tuned words per thread, each word size a row allows
 SIGNATURES = {
     negative_words: ["void(uint32[::1], uint32[::1], uint8[::1], uint8[::1])"],
-    **{flip_vertical_kernel(b, FLIP_PER_THREAD): [_flip_signature(b)]
-       for b in (4, 8, 16) if b <= VERTICAL_WORD_BYTES},
-    **{flip_horizontal_kernel(c, b, FLIP_PER_THREAD): [_flip_signature(b)]
-       for c, widest in HORIZONTAL_WORD_BYTES.items() for b in (4, 8) if b <= widest},
+    **{
+        flip_kernel(False, 1, b, FLIP_PER_THREAD): [_flip_signature(b)]
+        for b in (4, 8, 16)
+        if b <= VERTICAL_WORD_BYTES
+    },
+    **{
+        flip_kernel(True, c, b, FLIP_PER_THREAD): [_flip_signature(b)]
+        for c, widest in HORIZONTAL_WORD_BYTES.items()
+        for b in (4, 8)
+        if b <= widest
+    },
 }

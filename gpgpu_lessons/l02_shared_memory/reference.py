@@ -1,4 +1,5 @@
 """The NumPy versions of lesson 02's operations: every kernel is checked against these."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -4,6 +4,7 @@ Images are uint8, (height, width) gray or (height, width, 3) RGB; the kernels se
 (height, width, channels). Mosaic rounding: a tile's mean is (sum + count // 2) // count over
 its real pixels (edge tiles of an image that the tile size does not divide are smaller).
 """
+
 from __future__ import annotations
 
 from numba import cuda, int32, uint8
@@ -11,13 +12,14 @@ from numba import cuda, int32, uint8
 from .. import launch
 from . import checks
 
-BLOCK = (32, 8)             # threads (x, y) of the one-pixel kernels: a warp reads 32 neighbours
+BLOCK = (32, 8)  # threads (x, y) of the one-pixel kernels: a warp reads 32 neighbours
 MAX_TILE = checks.MAX_TILE  # the largest mosaic tile: one thread per pixel, 32 x 32 = 1024 threads
 CHANNELS = checks.CHANNELS  # RGB; a gray image is seen as (height, width, 1)
-PARALLEL_THREADS = 256      # the parallel mosaic's block: size x (256 // size) threads at most
+PARALLEL_THREADS = 256  # the parallel mosaic's block: size x (256 // size) threads at most
 
 
 # ---- negative and flips: one pixel per thread ----------------------------------------------
+
 
 @cuda.jit
 def negative_one_pixel_per_thread(src, dst):
@@ -49,6 +51,7 @@ def flip_vertical_one_pixel_per_thread(src, dst):
 
 
 # ---- the mosaic: one block per tile ---------------------------------------------------------
+
 
 @cuda.jit(device=True)
 def tile_mean(pixels, y0, x0, rows, cols, c):
@@ -83,14 +86,14 @@ def mosaic_shared(src, dst, size):
     inside = y < src.shape[0] and x < src.shape[1]
     if inside:
         for c in range(src.shape[2]):
-            tile[ty, tx, c] = src[y, x, c]   # every thread loads its pixel: coalesced
-    cuda.syncthreads()                       # wait until the whole tile is in shared memory
+            tile[ty, tx, c] = src[y, x, c]  # every thread loads its pixel: coalesced
+    cuda.syncthreads()  # wait until the whole tile is in shared memory
     if tx == 0 and ty == 0:
         rows = min(size, src.shape[0] - cuda.blockIdx.y * size)
         cols = min(size, src.shape[1] - cuda.blockIdx.x * size)
         for c in range(src.shape[2]):
             mean[c] = tile_mean(tile, 0, 0, rows, cols, c)
-    cuda.syncthreads()                       # wait until thread (0, 0) has written the mean
+    cuda.syncthreads()  # wait until thread (0, 0) has written the mean
     if inside:
         for c in range(src.shape[2]):
             dst[y, x, c] = mean[c]
@@ -124,12 +127,12 @@ def tree_sum(partial, t, n, channels):
     """partial[c, 0] = the sum of partial[c, 0..n-1], by threads t = 0..n-1 halving the rest."""
     step = 1
     while 2 * step < n:
-        step *= 2                            # the largest power of two below n
+        step *= 2  # the largest power of two below n
     while step > 0:
-        if t < step and t + step < n:        # the first `step` threads add the next ones
+        if t < step and t + step < n:  # the first `step` threads add the next ones
             for c in range(channels):
                 partial[c, t] += partial[c, t + step]
-        cuda.syncthreads()                   # every addition of this step is done
+        cuda.syncthreads()  # every addition of this step is done
         step //= 2
 
 
@@ -145,7 +148,7 @@ def mosaic_shared_parallel(src, dst, size):
         if x < src.shape[1]:
             for j in range(ty, rows, step):  # rows ty, ty + step, ...: a warp reads along a row
                 total += src[y0 + j, x, c]
-        partial[c, ty * size + tx] = total   # threads outside the image add 0
+        partial[c, ty * size + tx] = total  # threads outside the image add 0
     cuda.syncthreads()
     tree_sum(partial, ty * size + tx, size * step, src.shape[2])
     if x < src.shape[1]:
@@ -157,13 +160,20 @@ def mosaic_shared_parallel(src, dst, size):
 
 # ---- wrappers --------------------------------------------------------------------------------
 
+
 def _launch(steps, output: launch.Output, to_host: bool) -> launch.Launch:
-    return launch.Launch(tuple(steps), out=output.device, to_host=to_host, host_out=output.host,
-                         out_given=output.given)
+    return launch.Launch(
+        tuple(steps),
+        out=output.device,
+        to_host=to_host,
+        host_out=output.host,
+        out_given=output.given,
+    )
 
 
-def pixel_launch(kernel, image, out, *, mirror_rows: bool = False,
-                 works_in_place: bool = False) -> launch.Launch:
+def pixel_launch(
+    kernel, image, out, *, mirror_rows: bool = False, works_in_place: bool = False
+) -> launch.Launch:
     """A one-pixel-per-thread kernel over the image, in bands of rows that fit CUDA's grid.
 
     `mirror_rows`: band rows first..end of the output read rows height-end..height-first.
@@ -173,7 +183,7 @@ def pixel_launch(kernel, image, out, *, mirror_rows: bool = False,
     height = shape[0]
     steps = []
     for first, end, grid in launch.row_bands(shape[:2], BLOCK):
-        src = d_src[height - end:height - first] if mirror_rows else d_src[first:end]
+        src = d_src[height - end : height - first] if mirror_rows else d_src[first:end]
         steps.append(launch.Step(kernel, grid, BLOCK, (src, d_dst[first:end])))
     return _launch(steps, output, to_host)
 
@@ -196,15 +206,18 @@ def flip_vertical(image, *, out=None):
     return pixel_launch(flip_vertical_one_pixel_per_thread, image, out, mirror_rows=True)
 
 
-def _mosaic_launch(kernel, image, size, out, *, works_in_place: bool = True,
-                   parallel: bool = False) -> launch.Launch:
+def _mosaic_launch(
+    kernel, image, size, out, *, works_in_place: bool = True, parallel: bool = False
+) -> launch.Launch:
     """One block per tile, in bands of tile rows that fit CUDA's grid."""
     d_src, to_host, shape = checks.image_input(image)
     size = checks.mosaic_size(size)
     output, d_dst = checks.image_output(out, d_src, shape, works_in_place=works_in_place)
     block = (size, min(size, max(1, PARALLEL_THREADS // size))) if parallel else (size, size)
-    steps = [launch.Step(kernel, grid, block, (d_src[first:end], d_dst[first:end], size))
-             for first, end, grid in launch.row_bands(shape[:2], (size, size))]
+    steps = [
+        launch.Step(kernel, grid, block, (d_src[first:end], d_dst[first:end], size))
+        for first, end, grid in launch.row_bands(shape[:2], (size, size))
+    ]
     return _launch(steps, output, to_host)
 
 
