@@ -27,18 +27,28 @@ from . import banks, fast, textbook
 
 MODULE = "gpgpu_lessons.l03_bank_conflicts.profiling"
 KEY = "03_bank_conflicts/ncu_counters"
-METRICS = (
-    "gpu__time_duration.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"
+WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"
+INSTRUCTIONS = "smsp__inst_executed_op_shared_{op}.sum"
+SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"
+REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"
+# (column, ncu metric, the metric it is divided by or None, the banks.predict key beside it)
+COUNTERS = [
+    (column.format(op=op), metric.format(op=op), per and per.format(op=op), key.format(op=op))
+    for column, metric, per, key in (
+        ("shared {op} bank conflicts", CONFLICTS, None, "shared_{op}_bank_conflicts"),
+        (
+            "shared {op} wavefronts / instr",
+            WAVEFRONTS,
+            INSTRUCTIONS,
+            "shared_{op}_wavefronts_per_request",
+        ),
+        ("global {op} sectors / request", SECTORS, REQUESTS, "global_{op}_sectors_per_request"),
+    )
+    for op in ("ld", "st")
+]
+METRICS = ("gpu__time_duration.sum",) + tuple(
+    metric for _, *metrics, _ in COUNTERS for metric in metrics if metric
 )
 SIDE = 4096
 FULL_HD = (1080, 1920)
@@ -55,22 +65,8 @@ LAUNCHES = (
     ("seed tiled 16x16", banks.Variant("shared", SEED, SEED, 0), FULL_HD, textbook.seed_tiled),
     ("seed padded 16x16", banks.Variant("shared", SEED, SEED, 1), FULL_HD, textbook.seed_padded),
 )
-COLUMNS = [
-    "kernel",
-    "shape",
-    "time (us)",
-    "shared ld bank conflicts",
-    "predicted",
-    "shared st bank conflicts",
-    "predicted",
-    "shared ld wavefronts / instr",
-    "predicted",
-    "shared st wavefronts / instr",
-    "predicted",
-    "global ld sectors / request",
-    "predicted",
-    "global st sectors / request",
-    "predicted",
+COLUMNS = ["kernel", "shape", "time (us)"] + [
+    column for name, *_ in COUNTERS for column in (name, "predicted")
 ]
 
 
@@ -150,37 +146,11 @@ def table(kernels: list[dict], names: list[str] | None = None) -> dict:
             )
         m, p = kernel["metrics"], banks.predict(variant, shape)
         time_ns = m.get("gpu__time_duration.sum")
-        rows.append(
-            [
-                label,
-                f"{shape[0]}x{shape[1]}",
-                None if time_ns is None else time_ns / 1e3,
-                m.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
-                p["shared_ld_bank_conflicts"],
-                m.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
-                p["shared_st_bank_conflicts"],
-                _ratio(
-                    m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
-                    m.get("smsp__inst_executed_op_shared_ld.sum"),
-                ),
-                p["shared_ld_wavefronts_per_request"],
-                _ratio(
-                    m.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
-                    m.get("smsp__inst_executed_op_shared_st.sum"),
-                ),
-                p["shared_st_wavefronts_per_request"],
-                _ratio(
-                    m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-                    m.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-                ),
-                p["global_ld_sectors_per_request"],
-                _ratio(
-                    m.get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-                    m.get("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-                ),
-                p["global_st_sectors_per_request"],
-            ]
-        )
+        row = [label, f"{shape[0]}x{shape[1]}", None if time_ns is None else time_ns / 1e3]
+        for _, metric, per, key in COUNTERS:
+            measured = m.get(metric) if per is None else _ratio(m.get(metric), m.get(per))
+            row += [measured, p[key]]
+        rows.append(row)
     return {
         "kind": "table",
         "columns": COLUMNS,
