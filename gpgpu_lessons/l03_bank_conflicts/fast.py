@@ -224,7 +224,7 @@ def wide_copy(a, *, out=None, block=WIDE_BLOCK, vec: int = VEC, group: int = GRO
 @launch.op
 def transpose(a, *, out=None):
     """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
-    d_a, _ = launch.device_input(a, name="a", dtypes=DTYPES, ndim=2)
+    d_a, to_host = launch.device_input(a, name="a", dtypes=DTYPES, ndim=2)
     nbytes = d_a.dtype.itemsize * VEC
     use_wide = (
         d_a.dtype.itemsize == 4
@@ -235,7 +235,7 @@ def transpose(a, *, out=None):
     )
     block, vec = (WIDE_BLOCK, VEC) if use_wide else (PLAIN_BLOCK, PLAIN_VEC)
     built = _wide_launch(d_a, out, block, vec, PAD, GROUP, transpose=True)
-    if a is d_a:
+    if not to_host:  # device in (Numba, CuPy, ...), device out
         return built
     return launch.Launch(
         built.steps, out=built.out, to_host=True, host_out=built.host_out, out_given=built.out_given
