@@ -317,17 +317,3 @@ def test_the_tuning_tool_finds_the_copy_and_its_chosen_launch_builds():
         assert all(v in tuning["space"][k] for k, v in tuning["chosen"].items())
         prepared, nbytes = tuning["case"](**tuning["chosen"])
         assert isinstance(prepared, launch.Launch) and nbytes > 0
-
-
-def test_a_kernel_compiled_with_other_constants_gets_its_own_name(rng):
-    same = fast.compiled_with(fast.dot_block_tree, DOT_UNROLL=fast.DOT_UNROLL)
-    assert same is fast.dot_block_tree
-    other = fast.compiled_with(fast.dot_block_tree, DOT_BLOCK=64, DOT_UNROLL=2)
-    function = getattr(other, "py_func", None) or other.fn
-    assert function.__name__ == "dot_block_tree_dot_block64_dot_unroll2"
-    x = rng.random(500, dtype=np.float32) + 0.5
-    total = cuda.to_device(np.zeros(1, dtype=np.float32))
-    other[3, 64](cuda.to_device(x), cuda.to_device(x), total)
-    np.testing.assert_allclose(total.copy_to_host()[0], np.dot(x.astype(np.float64), x), rtol=1e-5)
-    with pytest.raises(ValueError, match="no module constants"):
-        fast.compiled_with(fast.dot_block_tree, TILE=3)

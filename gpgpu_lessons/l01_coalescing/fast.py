@@ -26,7 +26,6 @@ describes the dot's space in the same form.
 from __future__ import annotations
 
 import functools
-import types
 
 import numpy as np
 from numba import cuda, float32
@@ -34,6 +33,7 @@ from numba import cuda, float32
 from .. import launch, runtime
 from ..device import fill
 from ..device.vector import load_vector, store_vector
+from ..specialise import specialise
 from . import textbook
 
 BLOCK = 256  # threads per copy block (chosen: TUNING)
@@ -176,20 +176,6 @@ def dot(x, y, *, out=None):
 # ---- tuning (python -m gpgpu_lessons.tune) -------------------------------------------------
 
 
-def compiled_with(kernel, **constants):
-    """`kernel` compiled afresh with other values of its module constants, under its own name."""
-    function = getattr(kernel, "py_func", None) or kernel.fn
-    unknown = sorted(set(constants) - set(function.__globals__))
-    if unknown:
-        raise ValueError(f"{function.__name__} has no module constants {unknown}")
-    if all(function.__globals__[k] == v for k, v in constants.items()):
-        return kernel
-    name = function.__name__ + "".join(f"_{k.lower()}{v}" for k, v in constants.items())
-    variant = types.FunctionType(function.__code__, {**function.__globals__, **constants}, name)
-    variant.__qualname__ = name
-    return cuda.jit(variant)
-
-
 @functools.lru_cache(maxsize=1)
 def _tuning_arrays():
     """Two random float32 arrays of the GPU preset size for the tuning cases, made once."""
@@ -209,7 +195,11 @@ def _dot_case(block, unroll, waves):
     """One dot configuration of TUNING_DOT's space: (its launch, bytes moved)."""
     d_x, d_y = _tuning_arrays()
     o = launch.device_output(None, (1,), d_x.dtype)
-    kernel = compiled_with(dot_block_tree, DOT_BLOCK=block, DOT_UNROLL=unroll)
+    kernel = dot_block_tree
+    if (block, unroll) != (DOT_BLOCK, DOT_UNROLL):
+        kernel = specialise(
+            dot_block_tree, f"dot_block_tree_{block}x{unroll}", DOT_BLOCK=block, DOT_UNROLL=unroll
+        )
     return _dot_launch(d_x, d_y, o, False, kernel, block, unroll, waves), 2 * d_x.nbytes
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import math
-import types
 
 import numpy as np
 from numba import cuda, float32, float64, uint32
@@ -27,6 +26,7 @@ from .. import launch, runtime
 from ..device.fill import zero_step, zeros
 from ..device.vector import load_vector, load_vector_readonly
 from ..device.warp import warp_sum
+from ..specialise import specialise
 from .sine_sum import FC, HEIGHT, TWO_PI, WIDTH, check_task
 from .textbook import filled_grid, sum_launch
 
@@ -50,38 +50,6 @@ REDUCED_OUTPUTS = 4  # outputs per thread of sine_sum_reduced (they share the lo
 RECURRENCE_BLOCK = 128  # threads per block of sine_sum_recurrence
 RECURRENCE_OUTPUTS = 16  # neighbouring columns per thread
 RECURRENCE_WAVES = 2  # waves per loop step: independent recurrences in flight
-
-
-def _python(kernel):
-    """The Python function behind a Numba kernel or device function (GPU or simulator)."""
-    return getattr(kernel, "py_func", None) or kernel.fn
-
-
-def _copy(function, namespace: dict, name: str | None = None):
-    """The Python function `function` with other globals (and another name)."""
-    copy = types.FunctionType(
-        function.__code__,
-        namespace,
-        name or function.__name__,
-        function.__defaults__,
-        function.__closure__,
-    )
-    copy.__qualname__ = name or function.__qualname__
-    copy.__doc__ = function.__doc__
-    return copy
-
-
-def configured(kernel, name: str, *, device_functions=(), fastmath: bool = False, **constants):
-    """`kernel` compiled with other values of the module constants it reads, named `name`.
-
-    The device functions listed read the constants too: they are compiled again with them.
-    """
-    namespace = {**_python(kernel).__globals__, **constants}
-    for device in device_functions:
-        function = _python(device)
-        compile_device = cuda.jit(device=True, fastmath=fastmath)
-        namespace[function.__name__] = compile_device(_copy(function, namespace))
-    return cuda.jit(fastmath=fastmath)(_copy(_python(kernel), namespace, name))
 
 
 # ---- the grid-stride sum -------------------------------------------------------------------
@@ -172,7 +140,7 @@ def grid_stride_kernel(block: int, items: int, vector: int, readonly: bool, hand
         f"sum_grid_stride_{block}x{items}_v{vector}"
         f"{'_nc' if readonly else ''}{'_handover' if hand_over else ''}"
     )
-    return configured(
+    return specialise(
         sum_grid_stride_tuned,
         name,
         device_functions=(load_sum,),
@@ -314,7 +282,7 @@ def sine_sum_reduced(amp, row_cycles, col_cycles, phase, out):
 
 
 # the same kernel and device function compiled with fast math: sin.approx, safe on small arguments
-sine_sum_reduced_fastmath = configured(
+sine_sum_reduced_fastmath = specialise(
     sine_sum_reduced, "sine_sum_reduced_fastmath", device_functions=(reduced_wave,), fastmath=True
 )
 
@@ -357,7 +325,7 @@ def recurrence_kernel(outputs: int, waves: int):
     """sine_sum_recurrence for `outputs` columns per thread and `waves` per step, so named."""
     if (outputs, waves) == (RECURRENCE_OUTPUTS, RECURRENCE_WAVES):
         return sine_sum_recurrence
-    return configured(
+    return specialise(
         sine_sum_recurrence,
         f"sine_sum_recurrence_{outputs}x{waves}",
         fastmath=True,
