@@ -115,7 +115,8 @@ def _free_names(function) -> set[str]:
     """Names a function's body reads that it does not define itself."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     definition = tree.body[0]
-    local = {a.arg for a in ast.walk(definition.args) if isinstance(a, ast.arg)}
+    local = {a.arg for a in ast.walk(definition) if isinstance(a, ast.arg)}
+    local |= {n.name for n in ast.walk(definition) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     for node in ast.walk(definition):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
