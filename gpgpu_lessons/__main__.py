@@ -1,4 +1,5 @@
 """`python -m gpgpu_lessons`: say which mode is active, describe the device and the recorded GPUs."""
+
 from . import results, runtime
 
 print(runtime.device_info())
@@ -7,5 +8,7 @@ if runtime.is_simulator():
     print("  the lessons' plots show these recorded GPU runs instead:")
     for gpu, date in results.recorded_gpus():
         print(f"    {gpu} ({date})")
-    print("  on a machine with an NVIDIA GPU: pip install -e '.[cu12]' (driver >= 525) "
-          "or '.[cu13]' (driver >= 580)")
+    print(
+        "  on a machine with an NVIDIA GPU: pip install -e '.[cu12]' (driver >= 525) "
+        "or '.[cu13]' (driver >= 580)"
+    )

@@ -11,6 +11,7 @@ A launch never keeps a configured ``kernel[grid, block]``: in Numba's simulator 
 reconfigures and returns the kernel object itself, so a kept one runs with whatever grid was
 configured last.
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,13 +25,14 @@ from numba import cuda
 from . import runtime
 
 MAX_THREADS_PER_BLOCK = 1024
-MAX_GRID_X = 2**31 - 1          # blocks along x
-MAX_GRID_YZ = 65535             # blocks along y and z
+MAX_GRID_X = 2**31 - 1  # blocks along x
+MAX_GRID_YZ = 65535  # blocks along y and z
 STATIC_SHARED_MEMORY_BYTES = 48 * 1024
 WARP_SIZE = 32
 
 
 # ---- integers and block shapes -------------------------------------------------------------
+
 
 def positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Return value as an int, or raise naming `name` when it is not an integer >= minimum."""
@@ -49,21 +51,26 @@ def block_shape(block, *, name: str = "block") -> tuple[int, ...]:
     for d in dims:
         count *= d
     if count > MAX_THREADS_PER_BLOCK:
-        raise ValueError(f"a block of {block} has {count} threads; CUDA allows at most "
-                         f"{MAX_THREADS_PER_BLOCK} per block: use fewer threads per block")
+        raise ValueError(
+            f"a block of {block} has {count} threads; CUDA allows at most "
+            f"{MAX_THREADS_PER_BLOCK} per block: use fewer threads per block"
+        )
     return dims
 
 
 def check_shared_memory(nbytes: int, what: str = "the shared-memory tile") -> int:
     """Reject static shared-memory requests above the 48 KiB a block gets without opting in."""
     if nbytes > STATIC_SHARED_MEMORY_BYTES:
-        raise ValueError(f"{what} needs {nbytes} bytes of shared memory, more than the "
-                         f"{STATIC_SHARED_MEMORY_BYTES} bytes (48 KiB) a block may declare "
-                         "statically: use a smaller tile")
+        raise ValueError(
+            f"{what} needs {nbytes} bytes of shared memory, more than the "
+            f"{STATIC_SHARED_MEMORY_BYTES} bytes (48 KiB) a block may declare "
+            "statically: use a smaller tile"
+        )
     return nbytes
 
 
 # ---- grids ---------------------------------------------------------------------------------
+
 
 def blocks_for(n: int, per_block: int) -> int:
     """Blocks needed to cover n items, per_block items per block (a ceiling division)."""
@@ -80,9 +87,11 @@ def grid_2d(shape, per_block) -> tuple[int, int]:
     per_x, per_y = per_block
     grid = (blocks_for(columns, per_x), blocks_for(rows, per_y))
     if grid[0] > MAX_GRID_X or grid[1] > MAX_GRID_YZ:
-        raise ValueError(f"a {rows} x {columns} array needs a grid of {grid[0]} x {grid[1]} blocks; "
-                         f"CUDA allows at most {MAX_GRID_X} x {MAX_GRID_YZ}: use this lesson's fast "
-                         "wrapper, which walks the tiles with a 1-D grid")
+        raise ValueError(
+            f"a {rows} x {columns} array needs a grid of {grid[0]} x {grid[1]} blocks; "
+            f"CUDA allows at most {MAX_GRID_X} x {MAX_GRID_YZ}: use this lesson's fast "
+            "wrapper, which walks the tiles with a 1-D grid"
+        )
     return grid
 
 
@@ -95,9 +104,14 @@ def row_bands(shape, per_block) -> list[tuple[int, int, tuple[int, int]]]:
     rows, columns = shape
     per_x, per_y = per_block
     band_rows = MAX_GRID_YZ * per_y
-    return [(first, min(rows, first + band_rows), grid_2d((min(rows, first + band_rows) - first, columns),
-                                                           per_block))
-            for first in range(0, max(rows, 1), band_rows)]
+    return [
+        (
+            first,
+            min(rows, first + band_rows),
+            grid_2d((min(rows, first + band_rows) - first, columns), per_block),
+        )
+        for first in range(0, max(rows, 1), band_rows)
+    ]
 
 
 def grid_1d(n: int, per_block: int) -> int:
@@ -111,10 +125,11 @@ def grid_1d(n: int, per_block: int) -> int:
 def resident_blocks(block_threads: int, per_sm: int | None = None) -> int:
     """Blocks that fill the device once: per_sm per SM (default: as many as 2048 threads allow)."""
     per_sm = per_sm or max(1, 2048 // block_threads)
-    return (runtime.device_info().sm_count or 2) * per_sm   # the simulator: 2 pretend SMs
+    return (runtime.device_info().sm_count or 2) * per_sm  # the simulator: 2 pretend SMs
 
 
 # ---- arrays --------------------------------------------------------------------------------
+
 
 def is_device_array(a) -> bool:
     """True for a GPU array (Numba's, CuPy's, ...) or, in the simulator, its stand-in for one."""
@@ -132,8 +147,9 @@ def _dtypes(dtypes) -> tuple[np.dtype, ...]:
     return tuple(np.dtype(d) for d in (dtypes if isinstance(dtypes, (tuple, list)) else (dtypes,)))
 
 
-def device_input(a, *, name: str, dtypes, ndim: int | tuple[int, ...] | None = None,
-                 allow_empty: bool = False):
+def device_input(
+    a, *, name: str, dtypes, ndim: int | tuple[int, ...] | None = None, allow_empty: bool = False
+):
     """Check an input array and return (device array, came_from_host).
 
     Accepts a NumPy array (copied to the device) or a device array (used as is); rejects
@@ -142,12 +158,16 @@ def device_input(a, *, name: str, dtypes, ndim: int | tuple[int, ...] | None = N
     dtypes = _dtypes(dtypes)
     on_device = is_device_array(a)
     if not on_device and not isinstance(a, np.ndarray):
-        raise TypeError(f"{name} must be a NumPy array or a device array, got {type(a).__name__}; "
-                        f"convert it first: {name} = np.asarray({name}, dtype=np.{dtypes[0]})")
+        raise TypeError(
+            f"{name} must be a NumPy array or a device array, got {type(a).__name__}; "
+            f"convert it first: {name} = np.asarray({name}, dtype=np.{dtypes[0]})"
+        )
     if a.dtype not in dtypes:
         wanted = " or ".join(str(d) for d in dtypes)
-        raise TypeError(f"{name} has dtype {a.dtype}, but this kernel takes {wanted}; "
-                        f"convert it first: {name}.astype(np.{dtypes[0]})")
+        raise TypeError(
+            f"{name} has dtype {a.dtype}, but this kernel takes {wanted}; "
+            f"convert it first: {name}.astype(np.{dtypes[0]})"
+        )
     ranks = (ndim,) if isinstance(ndim, int) else ndim
     if ranks is not None and a.ndim not in ranks:
         wanted = " or ".join(f"{r}-D" for r in ranks)
@@ -155,16 +175,20 @@ def device_input(a, *, name: str, dtypes, ndim: int | tuple[int, ...] | None = N
     if a.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {a.shape}); give it at least one element")
     if not on_device and not a.flags.c_contiguous:
-        raise ValueError(f"{name} is not C-contiguous (a slice with a step, or a transpose?); "
-                         f"make a contiguous copy first: np.ascontiguousarray({name})")
+        raise ValueError(
+            f"{name} is not C-contiguous (a slice with a step, or a transpose?); "
+            f"make a contiguous copy first: np.ascontiguousarray({name})"
+        )
     if on_device and not runtime.is_simulator():
         from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
         if not isinstance(a, DeviceNDArray):
             a = cuda.as_cuda_array(a)  # CuPy and other arrays with __cuda_array_interface__
     if on_device and not a.is_c_contiguous():
-        raise ValueError(f"{name} is a non-contiguous device array; make a contiguous copy first "
-                         "(cupy.ascontiguousarray, or copy_to_host and back)")
+        raise ValueError(
+            f"{name} is a non-contiguous device array; make a contiguous copy first "
+            "(cupy.ascontiguousarray, or copy_to_host and back)"
+        )
     return (a, False) if on_device else (cuda.to_device(a), True)
 
 
@@ -180,7 +204,7 @@ def overlaps(a, b) -> bool:
         return np.shares_memory(a, b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return False
-    if runtime.is_simulator():           # the simulator's device arrays wrap NumPy arrays
+    if runtime.is_simulator():  # the simulator's device arrays wrap NumPy arrays
         return np.shares_memory(a._ary, b._ary)
     (a0, a1), (b0, b1) = _extent(a), _extent(b)
     return a0 < b1 and b0 < a1
@@ -191,12 +215,13 @@ class Output:
     """Where a wrapper's result goes: the device array the kernel writes, and the caller's `out`."""
 
     device: Any
-    host: np.ndarray | None = None     # a NumPy `out=` to copy the result into
-    given: bool = False                # the caller passed out=
+    host: np.ndarray | None = None  # a NumPy `out=` to copy the result into
+    given: bool = False  # the caller passed out=
 
 
-def device_output(out, shape, dtype, *, inputs=(), name: str = "out",
-                  in_place: bool = False) -> Output:
+def device_output(
+    out, shape, dtype, *, inputs=(), name: str = "out", in_place: bool = False
+) -> Output:
     """Check `out` (None, a NumPy array or a device array of the right shape and dtype).
 
     An `out` that shares memory with one of `inputs` is refused unless the kernel works in
@@ -210,17 +235,21 @@ def device_output(out, shape, dtype, *, inputs=(), name: str = "out",
     if not on_device and not isinstance(out, np.ndarray):
         raise TypeError(f"{name} must be a NumPy array or a device array, got {type(out).__name__}")
     if on_device and not runtime.is_simulator() and not hasattr(out, "is_c_contiguous"):
-        out = cuda.as_cuda_array(out)        # CuPy and other arrays with __cuda_array_interface__
+        out = cuda.as_cuda_array(out)  # CuPy and other arrays with __cuda_array_interface__
     if tuple(out.shape) != shape or out.dtype != dtype:
-        raise ValueError(f"{name} must have shape {shape} and dtype {dtype}, got "
-                         f"{tuple(out.shape)} {out.dtype}; allocate it with "
-                         f"cuda.device_array({shape}, dtype=np.{dtype})")
+        raise ValueError(
+            f"{name} must have shape {shape} and dtype {dtype}, got "
+            f"{tuple(out.shape)} {out.dtype}; allocate it with "
+            f"cuda.device_array({shape}, dtype=np.{dtype})"
+        )
     if not in_place:
         for given in inputs:
             if given is not None and overlaps(out, given):
-                raise ValueError(f"{name} shares memory with an input; this kernel cannot work in "
-                                 f"place (threads would read elements others already wrote): "
-                                 f"pass a separate array, or leave {name}=None")
+                raise ValueError(
+                    f"{name} shares memory with an input; this kernel cannot work in "
+                    f"place (threads would read elements others already wrote): "
+                    f"pass a separate array, or leave {name}=None"
+                )
     if on_device:
         if not out.is_c_contiguous():
             raise ValueError(f"{name} must be a C-contiguous device array")
@@ -231,6 +260,7 @@ def device_output(out, shape, dtype, *, inputs=(), name: str = "out",
 
 
 # ---- the configured launch -----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Step:
@@ -273,14 +303,22 @@ class Launch:
             self.out.copy_to_host(self.host_out)
             return self.host_out
         if self.out_given:
-            return self.out                  # a device out= comes back as it was given
+            return self.out  # a device out= comes back as it was given
         if self.scalar:
             return self.out.copy_to_host().reshape(-1)[0].item()
         return self.out.copy_to_host() if self.to_host else self.out
 
 
-def single(kernel, grid, block, *args, out: Output | None = None, to_host: bool = False,
-           scalar: bool = False, then: tuple[Step, ...] = ()) -> Launch:
+def single(
+    kernel,
+    grid,
+    block,
+    *args,
+    out: Output | None = None,
+    to_host: bool = False,
+    scalar: bool = False,
+    then: tuple[Step, ...] = (),
+) -> Launch:
     """A Launch of one kernel (followed by the steps in `then`), writing to `out`."""
     steps = (Step(kernel, grid, block, tuple(args)),) + tuple(then)
     if out is None:
@@ -294,6 +332,7 @@ def op(build):
     The builder stays reachable as `wrapper.prepare(...)`, with the same arguments, for timing:
     `timing.benchmark(transpose.padded.prepare(d_a, out=d_out))`.
     """
+
     @functools.wraps(build)
     def wrapper(*args, **kwargs):
         return build(*args, **kwargs).result()

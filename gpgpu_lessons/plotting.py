@@ -7,20 +7,29 @@ size. On a GPU the figure shows this run. In the simulator the figure shows the 
 run, titled with the size and device of that run, never the simulator's: the emulation's host
 times say nothing about GPUs, so they are drawn only when no GPU result was recorded.
 """
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from . import results, runtime
+from . import results
 from .timing import Timing
 
-SIMULATOR_NOTE = "simulator: host times of a Python emulation, not GPU performance"
-SIMULATOR_SHOWS_RECORDED = ("this machine runs the simulator: every variant ran and was checked; "
-                            "the times above are the recorded GPU run's")
-WIDE_RANGE = 30          # values spanning more than this factor get a log axis
-STYLE = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "legend.fontsize": 11,
-         "xtick.labelsize": 12, "ytick.labelsize": 12}
-WIDTH = 12               # inches: the figure spans most of a 1280-pixel slide
+SIMULATOR_NOTE = results.SIMULATOR_LABEL
+SIMULATOR_SHOWS_RECORDED = (
+    "this machine runs the simulator: every variant ran and was checked; "
+    "the times above are the recorded GPU run's"
+)
+WIDE_RANGE = 30  # values spanning more than this factor get a log axis
+STYLE = {
+    "font.size": 13,
+    "axes.titlesize": 14,
+    "axes.labelsize": 13,
+    "legend.fontsize": 11,
+    "xtick.labelsize": 12,
+    "ytick.labelsize": 12,
+}
+WIDTH = 12  # inches: the figure spans most of a 1280-pixel slide
 
 
 def heading(title: str, size: str | None, where: str) -> str:
@@ -31,18 +40,6 @@ def heading(title: str, size: str | None, where: str) -> str:
 def _as_timings(items) -> list[Timing]:
     """Accept Timing objects or their stored dictionaries."""
     return [t if isinstance(t, Timing) else Timing.from_dict(t) for t in items]
-
-
-def _shown(record_as: str | None, data: dict) -> tuple[dict, str]:
-    """(data to draw, where it comes from): this run's, or in the simulator the recorded GPU run's."""
-    if record_as is not None:
-        results.record(record_as, data)
-        if runtime.MODE == runtime.SIMULATOR:
-            shipped = results.recorded(record_as)
-            if shipped:
-                return shipped[0].data, shipped[0].label
-    info = runtime.device_info()
-    return data, (SIMULATOR_NOTE if info.simulator else info.name)
 
 
 def _wide(values) -> bool:
@@ -84,38 +81,67 @@ def _draw_variants(axes, timings: list[Timing], ceiling: Timing | None) -> None:
     right.set_yticklabels([])
 
 
-def variants(timings, *, title: str, size: str | None = None, ceiling: Timing | None = None,
-             record_as: str | None = None):
+def variants(
+    timings,
+    *,
+    title: str,
+    size: str | None = None,
+    ceiling: Timing | None = None,
+    record_as: str | None = None,
+):
     """Bar chart of variants: median time, and bandwidth as % of the measured copy ceiling."""
     timings = _as_timings(timings)
     if not timings:
         raise ValueError("variants() needs at least one Timing to draw")
-    data = {"kind": "variants", "title": title, "size": size, "timings": [t.as_dict() for t in timings],
-            "ceiling": ceiling.as_dict() if ceiling else None}
-    shown, where = _shown(record_as, data)
-    drawn = _as_timings(shown["timings"])
+    data = {
+        "kind": "variants",
+        "title": title,
+        "size": size,
+        "timings": [t.as_dict() for t in timings],
+        "ceiling": ceiling.as_dict() if ceiling else None,
+    }
+    shown = results.experiment(record_as, data)
+    drawn, where, shown = shown.timings(), shown.label, shown.data
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 0.5 * len(drawn) + 1.9), squeeze=False,
-                                 layout="constrained")
-        _draw_variants(axes[0], drawn, Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None)
-        axes[0][0].set_title(heading(shown.get("title", title), shown.get("size"), where), loc="left")
+        fig, axes = plt.subplots(
+            1, 2, figsize=(WIDTH, 0.5 * len(drawn) + 1.9), squeeze=False, layout="constrained"
+        )
+        _draw_variants(
+            axes[0], drawn, Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None
+        )
+        axes[0][0].set_title(
+            heading(shown.get("title", title), shown.get("size"), where), loc="left"
+        )
         if shown is not data:
             fig.supxlabel(SIMULATOR_SHOWS_RECORDED, fontsize=11, color="dimgrey")
     plt.close(fig)
     return fig
 
 
-def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Timing | None,
-                xlabel: str, logx: bool, marks: dict[str, float]) -> None:
+def _draw_sweep(
+    ax,
+    x,
+    series: dict[str, list[Timing]],
+    metric: str,
+    ceiling: Timing | None,
+    xlabel: str,
+    logx: bool,
+    marks: dict[str, float],
+) -> None:
     """One line per series; the copy ceiling as a dashed line when plotting bandwidth; marks as verticals."""
     every = []
     for name, timings in series.items():
         values = [t.gbs if metric == "gbs" else t.median_ms for t in timings]
         every += values
-        ax.plot(x[:len(values)], values, marker="o", markersize=4, label=name)
+        ax.plot(x[: len(values)], values, marker="o", markersize=4, label=name)
     if metric == "gbs" and ceiling is not None:
-        ax.axhline(ceiling.gbs, color="black", linestyle="--", linewidth=1,
-                   label=f"{ceiling.name} {ceiling.gbs:,.0f} GB/s")
+        ax.axhline(
+            ceiling.gbs,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"{ceiling.name} {ceiling.gbs:,.0f} GB/s",
+        )
     for label, position in marks.items():
         ax.axvline(position, color="grey", linestyle=":", linewidth=1.2, label=label)
     if logx:
@@ -123,14 +149,28 @@ def _draw_sweep(ax, x, series: dict[str, list[Timing]], metric: str, ceiling: Ti
     if metric == "ms" or _wide(every):
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("effective bandwidth (GB/s)" if metric == "gbs" else "median time per launch (ms)")
+    ax.set_ylabel(
+        "effective bandwidth (GB/s)" if metric == "gbs" else "median time per launch (ms)"
+    )
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # beside, not on, the data
+    ax.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0
+    )  # beside, not on, the data
 
 
-def sweep(x, series: dict, *, xlabel: str, title: str, size: str | None = None, metric: str = "gbs",
-          ceiling: Timing | None = None, logx: bool = True, marks: dict[str, float] | None = None,
-          record_as: str | None = None):
+def sweep(
+    x,
+    series: dict,
+    *,
+    xlabel: str,
+    title: str,
+    size: str | None = None,
+    metric: str = "gbs",
+    ceiling: Timing | None = None,
+    logx: bool = True,
+    marks: dict[str, float] | None = None,
+    record_as: str | None = None,
+):
     """Line plot of one or more series over a swept parameter (size, stride, block shape...).
 
     marks: vertical reference lines, {label: x position}, e.g. {"L2 cache": 60}.
@@ -143,16 +183,35 @@ def sweep(x, series: dict, *, xlabel: str, title: str, size: str | None = None, 
     if not series or any(len(ts) > len(x) or not ts for ts in series.values()):
         raise ValueError("sweep() needs at least one series, each with 1..len(x) timings")
     if metric == "gbs" and any(t.gbs is None for ts in series.values() for t in ts):
-        raise ValueError("metric='gbs' needs bytes_moved on every Timing; use metric='ms' otherwise")
-    data = {"kind": "sweep", "title": title, "size": size, "x": x, "xlabel": xlabel, "metric": metric,
-            "logx": logx, "series": {name: [t.as_dict() for t in ts] for name, ts in series.items()},
-            "ceiling": ceiling.as_dict() if ceiling else None, "marks": marks}
-    shown, where = _shown(record_as, data)
+        raise ValueError(
+            "metric='gbs' needs bytes_moved on every Timing; use metric='ms' otherwise"
+        )
+    data = {
+        "kind": "sweep",
+        "title": title,
+        "size": size,
+        "x": x,
+        "xlabel": xlabel,
+        "metric": metric,
+        "logx": logx,
+        "series": {name: [t.as_dict() for t in ts] for name, ts in series.items()},
+        "ceiling": ceiling.as_dict() if ceiling else None,
+        "marks": marks,
+    }
+    shown = results.experiment(record_as, data)
+    where, shown = shown.label, shown.data
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
-        _draw_sweep(ax, shown["x"], {n: _as_timings(ts) for n, ts in shown["series"].items()},
-                    shown["metric"], Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None,
-                    shown["xlabel"], shown["logx"], shown.get("marks", {}))
+        _draw_sweep(
+            ax,
+            shown["x"],
+            {n: _as_timings(ts) for n, ts in shown["series"].items()},
+            shown["metric"],
+            Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None,
+            shown["xlabel"],
+            shown["logx"],
+            shown.get("marks", {}),
+        )
         ax.set_title(heading(shown.get("title", title), shown.get("size"), where), loc="left")
         if shown is not data:
             fig.supxlabel(SIMULATOR_SHOWS_RECORDED, fontsize=11, color="dimgrey")

@@ -21,6 +21,7 @@ with every timing stored as ``timing.Timing.as_dict()``; or any other measured t
 Recording is off unless the environment variable GPGPU_LESSONS_RECORD names a folder and the
 lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_lessons.gpurun``).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -56,8 +57,10 @@ class Recorded:
 def check_key(key: str) -> str:
     """Validate an experiment key such as '01_coalescing/stride_sweep'."""
     if not isinstance(key, str) or not _KEY.match(key):
-        raise ValueError(f"experiment key must look like '01_coalescing/stride_sweep' "
-                         f"(lesson folder, slash, experiment name in lower case), got {key!r}")
+        raise ValueError(
+            f"experiment key must look like '01_coalescing/stride_sweep' "
+            f"(lesson folder, slash, experiment name in lower case), got {key!r}"
+        )
     return key
 
 
@@ -70,16 +73,23 @@ def record(key: str, data: dict) -> Path | None:
     """Add one experiment to this GPU's results file, if recording is on; return the file."""
     check_key(key)
     if data.get("kind") not in KINDS:
-        raise ValueError(f"experiment data needs 'kind' set to one of {KINDS}, got {data.get('kind')!r}")
+        raise ValueError(
+            f"experiment data needs 'kind' set to one of {KINDS}, got {data.get('kind')!r}"
+        )
     folder = os.environ.get(RECORD_ENV)
     if not folder or runtime.MODE != runtime.GPU:
         return None
     info = runtime.device_info()
     path = Path(folder) / f"{slug(info.name)}.json"
-    content = json.loads(path.read_text()) if path.exists() else {
-        "format": FORMAT, "gpu": info.name, "device": info.as_dict(), "experiments": {}}
+    content = (
+        json.loads(path.read_text())
+        if path.exists()
+        else {"format": FORMAT, "gpu": info.name, "device": info.as_dict(), "experiments": {}}
+    )
     content["date"] = datetime.date.today().isoformat()
-    content["software"] = {name: metadata.version(name) for name in ("numba", "numba-cuda", "numpy")}
+    content["software"] = {
+        name: metadata.version(name) for name in ("numba", "numba-cuda", "numpy")
+    }
     content["experiments"][key] = data
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(content, indent=1) + "\n")
@@ -96,14 +106,19 @@ def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
     can show what this very run measured, then the results shipped with the package.
     """
     check_key(key)
-    folders = [Path(folder)] if folder is not None else [
-        Path(p) for p in (os.environ.get(RECORD_ENV), RECORDED_DIR) if p]
+    folders = (
+        [Path(folder)]
+        if folder is not None
+        else [Path(p) for p in (os.environ.get(RECORD_ENV), RECORDED_DIR) if p]
+    )
     found, seen = [], set()
     for directory in folders:
         for path in sorted(directory.glob("*.json")):
             content = json.loads(path.read_text())
             if content.get("format") != FORMAT:
-                raise ValueError(f"{path} has format {content.get('format')!r}; this package reads format {FORMAT}")
+                raise ValueError(
+                    f"{path} has format {content.get('format')!r}; this package reads format {FORMAT}"
+                )
             if key in content["experiments"] and content["gpu"] not in seen:
                 seen.add(content["gpu"])
                 found.append(Recorded(content["gpu"], content["date"], content["experiments"][key]))
@@ -113,7 +128,49 @@ def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
 def recorded_gpus(folder: Path | None = None) -> list[tuple[str, str]]:
     """(GPU name, date) of every recorded run shipped in `folder` (the package's by default)."""
     paths = sorted((folder or RECORDED_DIR).glob("*.json"))
-    return [(content["gpu"], content["date"]) for content in (json.loads(p.read_text()) for p in paths)]
+    return [
+        (content["gpu"], content["date"]) for content in (json.loads(p.read_text()) for p in paths)
+    ]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a lesson shows for one experiment: its data, where it comes from, and whether it is live."""
+
+    data: dict
+    label: str  # the GPU's name (this run), "recorded on GPU, date", or the simulator note
+    live: bool  # True: measured by this very run
+
+    @property
+    def title(self) -> str:
+        """'title · size' as recorded with the data."""
+        size = self.data.get("size")
+        return f"{self.data.get('title', '')}{f' · {size}' if size else ''}"
+
+    def timings(self, series: str | None = None) -> list[Timing]:
+        """The Timing objects of a variants experiment (or of one series of a sweep)."""
+        stored = self.data["timings"] if series is None else self.data["series"][series]
+        return [t if isinstance(t, Timing) else Timing.from_dict(t) for t in stored]
+
+
+SIMULATOR_LABEL = "simulator: host times of a Python emulation, not GPU performance"
+
+
+def experiment(key: str | None, data: dict) -> Shown:
+    """Record `data` (a GPU run that records) and return what the lesson shows.
+
+    The one place that chooses "this machine's run or the recorded one": on a GPU, this run's
+    data; in the simulator, the first recorded GPU run of `key` when there is one (its own title
+    and sizes travel with it), else this run's data labelled as the simulator's.
+    """
+    if key is not None:
+        record(key, data)
+        if runtime.MODE == runtime.SIMULATOR:
+            shipped = recorded(key)
+            if shipped:
+                return Shown(shipped[0].data, shipped[0].label, live=False)
+    info = runtime.device_info()
+    return Shown(data, SIMULATOR_LABEL if info.simulator else info.name, live=True)
 
 
 def gpu_timings(key: str, live):
@@ -131,5 +188,7 @@ def gpu_timings(key: str, live):
     if data["kind"] == "variants":
         return shipped[0].label, [Timing.from_dict(t) for t in data["timings"]]
     if data["kind"] == "sweep":
-        return shipped[0].label, {name: [Timing.from_dict(t) for t in ts] for name, ts in data["series"].items()}
+        return shipped[0].label, {
+            name: [Timing.from_dict(t) for t in ts] for name, ts in data["series"].items()
+        }
     raise ValueError(f"{key} holds a {data['kind']!r}, not timings")

@@ -1,4 +1,5 @@
 """Time GPU code correctly: warm up, bracket launches with CUDA events, report the median."""
+
 from __future__ import annotations
 
 import math
@@ -56,13 +57,23 @@ class Timing:
 
     def as_dict(self) -> dict:
         """JSON-ready form, as stored in recorded results."""
-        return {"name": self.name, "samples_ms": self.samples_ms, "bytes_moved": self.bytes_moved,
-                "clock": self.clock, "extra": self.extra}
+        return {
+            "name": self.name,
+            "samples_ms": self.samples_ms,
+            "bytes_moved": self.bytes_moved,
+            "clock": self.clock,
+            "extra": self.extra,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Timing":
-        return cls(data["name"], list(data["samples_ms"]), data.get("bytes_moved"),
-                   data.get("clock", EVENTS), dict(data.get("extra", {})))
+    def from_dict(cls, data: dict) -> Timing:
+        return cls(
+            data["name"],
+            list(data["samples_ms"]),
+            data.get("bytes_moved"),
+            data.get("clock", EVENTS),
+            dict(data.get("extra", {})),
+        )
 
     def __str__(self) -> str:
         text = f"{self.name}: {_format_ms(self.median_ms)} (min {_format_ms(self.min_ms)}, max {_format_ms(self.max_ms)})"
@@ -83,9 +94,16 @@ def bandwidth_gbs(nbytes: int, ms: float) -> float:
     return nbytes / (ms * 1e-3) / 1e9
 
 
-def benchmark(launch, *, name: str = "kernel", bytes_moved: int | None = None,
-              repeat: int | None = None, warmup: int = 1, batch: int | None = None,
-              method: str = EVENTS) -> Timing:
+def benchmark(
+    launch,
+    *,
+    name: str = "kernel",
+    bytes_moved: int | None = None,
+    repeat: int | None = None,
+    warmup: int = 1,
+    batch: int | None = None,
+    method: str = EVENTS,
+) -> Timing:
     """Time launch() (a callable that launches GPU work) and return per-launch times.
 
     warmup calls absorb JIT compilation; each of the repeat samples times `batch` back-to-back
@@ -93,14 +111,18 @@ def benchmark(launch, *, name: str = "kernel", bytes_moved: int | None = None,
     In the simulator every method falls back to a host clock, labelled as such.
     """
     if not callable(launch):
-        raise TypeError(f"launch must be a callable that starts the GPU work, got {type(launch).__name__}; "
-                        "wrap the launch in a lambda: benchmark(lambda: kernel[grid, block](x, y))")
+        raise TypeError(
+            f"launch must be a callable that starts the GPU work, got {type(launch).__name__}; "
+            "wrap the launch in a lambda: benchmark(lambda: kernel[grid, block](x, y))"
+        )
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
     if repeat < 1 or warmup < 0 or (batch is not None and batch < 1):
-        raise ValueError(f"need repeat >= 1, warmup >= 0 and batch >= 1; got repeat={repeat}, "
-                         f"warmup={warmup}, batch={batch}")
+        raise ValueError(
+            f"need repeat >= 1, warmup >= 0 and batch >= 1; got repeat={repeat}, "
+            f"warmup={warmup}, batch={batch}"
+        )
     if bytes_moved is not None and bytes_moved <= 0:
         raise ValueError(f"bytes_moved must be a positive byte count, got {bytes_moved}")
     for _ in range(warmup):
@@ -110,17 +132,29 @@ def benchmark(launch, *, name: str = "kernel", bytes_moved: int | None = None,
         method, batch = SIMULATED, 1
     elif batch is None:
         batch = _auto_batch(launch)
-    sample = {EVENTS: _time_events, HOST_SYNC: _time_host, SIMULATED: _time_host,
-              HOST_NO_SYNC: _time_host_no_sync}[method]
+    sample = {
+        EVENTS: _time_events,
+        HOST_SYNC: _time_host,
+        SIMULATED: _time_host,
+        HOST_NO_SYNC: _time_host_no_sync,
+    }[method]
     samples = [sample(launch, batch) / batch for _ in range(repeat)]
     return Timing(name, samples, bytes_moved, method, {"batch": batch})
 
 
-def benchmark_cpu(run, *, name: str = "NumPy on the CPU", bytes_moved: int | None = None,
-                  repeat: int | None = None, warmup: int = 1) -> Timing:
+def benchmark_cpu(
+    run,
+    *,
+    name: str = "NumPy on the CPU",
+    bytes_moved: int | None = None,
+    repeat: int | None = None,
+    warmup: int = 1,
+) -> Timing:
     """Time CPU code (NumPy, say) on the host clock, for the CPU-vs-GPU tables of the seeds."""
     if not callable(run):
-        raise TypeError(f"run must be a callable, got {type(run).__name__}; wrap it: benchmark_cpu(lambda: np.flip(a))")
+        raise TypeError(
+            f"run must be a callable, got {type(run).__name__}; wrap it: benchmark_cpu(lambda: np.flip(a))"
+        )
     repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
     if repeat < 1 or warmup < 0:
         raise ValueError(f"need repeat >= 1 and warmup >= 0; got repeat={repeat}, warmup={warmup}")
@@ -194,8 +228,11 @@ def copy_ceiling(nbytes: int | None = None) -> Timing:
 
         src = cuda.to_device(np.random.default_rng(0).random(nbytes // 4, dtype=np.float32))
         dst = cuda.device_array_like(src)
-        _ceilings["copy", nbytes] = benchmark(lambda: dst.copy_to_device(src), name="device-to-device copy",
-                                              bytes_moved=2 * src.nbytes)
+        _ceilings["copy", nbytes] = benchmark(
+            lambda: dst.copy_to_device(src),
+            name="device-to-device copy",
+            bytes_moved=2 * src.nbytes,
+        )
     return _ceilings["copy", nbytes]
 
 
@@ -215,8 +252,12 @@ def read_ceiling(nbytes: int | None = None) -> Timing:
     if nbytes < 16:
         raise ValueError(f"nbytes must be at least 16, got {nbytes}")
     if ("read", nbytes) not in _ceilings:
-        words = cuda.to_device(np.random.default_rng(0).integers(0, 2**32, (nbytes // 16, 4), dtype=np.uint32))
+        words = cuda.to_device(
+            np.random.default_rng(0).integers(0, 2**32, (nbytes // 16, 4), dtype=np.uint32)
+        )
         sink = cuda.device_array(1, np.uint32)
         step = launch.Step(read_every_word, launch.grid_1d(words.shape[0], 256), 256, (words, sink))
-        _ceilings["read", nbytes] = benchmark(step.run, name="device read", bytes_moved=words.nbytes)
+        _ceilings["read", nbytes] = benchmark(
+            step.run, name="device read", bytes_moved=words.nbytes
+        )
     return _ceilings["read", nbytes]

@@ -13,6 +13,7 @@ writes the table to gpgpu_lessons/recorded/tuning/<family>-<gpu>.json: the recor
 modules' constants cite. Combinations a kernel refuses (a ValueError from its checks) are
 listed as skipped. In the simulator it only lists the space (`--list`): tuning measures a GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,15 +64,28 @@ def run(family: str, *, quick: bool = False) -> dict:
         except ValueError as refused:
             rows.append({"params": params, "skipped": str(refused)})
             continue
-        measured = timing.benchmark(prepared, name=str(params), bytes_moved=nbytes,
-                                    repeat=3 if quick else None)
-        rows.append({"params": params, "median_ms": measured.median_ms, "gbs": measured.gbs,
-                     "of_copy": measured.gbs / ceiling.gbs})
+        measured = timing.benchmark(
+            prepared, name=str(params), bytes_moved=nbytes, repeat=3 if quick else None
+        )
+        rows.append(
+            {
+                "params": params,
+                "median_ms": measured.median_ms,
+                "gbs": measured.gbs,
+                "of_copy": measured.gbs / ceiling.gbs,
+            }
+        )
     timed = sorted((r for r in rows if "gbs" in r), key=lambda r: -r["gbs"])
-    return {"family": family, "module": tuning["module"], "gpu": runtime.device_info().name,
-            "date": datetime.date.today().isoformat(), "copy_ceiling_gbs": ceiling.gbs,
-            "chosen": tuning.get("chosen"), "best": timed[0]["params"] if timed else None,
-            "results": timed + [r for r in rows if "skipped" in r]}
+    return {
+        "family": family,
+        "module": tuning["module"],
+        "gpu": runtime.device_info().name,
+        "date": datetime.date.today().isoformat(),
+        "copy_ceiling_gbs": ceiling.gbs,
+        "chosen": tuning.get("chosen"),
+        "best": timed[0]["params"] if timed else None,
+        "results": timed + [r for r in rows if "skipped" in r],
+    }
 
 
 def save(table: dict) -> Path:
@@ -83,7 +97,9 @@ def save(table: dict) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.tune", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_lessons.tune", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("family", nargs="?", help="what to tune (omit to list the families)")
     parser.add_argument("--list", action="store_true", help="list the space, time nothing")
     parser.add_argument("--quick", action="store_true", help="3 samples per combination")
@@ -93,16 +109,23 @@ def main(argv=None) -> int:
         for name, tuning in sorted(known.items()):
             if args.family in (None, name):
                 count = len(combinations(tuning["space"]))
-                print(f"{name} ({tuning['module']}): {count} combinations of "
-                      + ", ".join(f"{k} in {v}" for k, v in tuning["space"].items()))
+                print(
+                    f"{name} ({tuning['module']}): {count} combinations of "
+                    + ", ".join(f"{k} in {v}" for k, v in tuning["space"].items())
+                )
         return 0
     if runtime.is_simulator():
-        print("tuning measures a GPU; this machine runs the simulator (use --list to see the space)",
-              file=sys.stderr)
+        print(
+            "tuning measures a GPU; this machine runs the simulator (use --list to see the space)",
+            file=sys.stderr,
+        )
         return 2
     table = run(args.family, quick=args.quick)
     for row in table["results"]:
-        text = row.get("skipped") or f"{row['median_ms']:.4f} ms  {row['gbs']:7.0f} GB/s  {row['of_copy']:.2f}x copy"
+        text = (
+            row.get("skipped")
+            or f"{row['median_ms']:.4f} ms  {row['gbs']:7.0f} GB/s  {row['of_copy']:.2f}x copy"
+        )
         print(f"{row['params']}: {text}")
     print(f"best: {table['best']}; now chosen: {table['chosen']}; written to {save(table)}")
     return 0

@@ -1,4 +1,5 @@
 """The shared device helpers: wide loads and stores move exactly the elements plain indexing would."""
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -68,8 +69,11 @@ def test_vector_2d_readonly_and_mixed_tuple_types(rng):
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64, np.float64])
 def test_whole_element_accesses(rng, dtype):
-    a = (rng.random(45) + 1j * rng.random(45)).astype(dtype) if np.dtype(dtype).kind == "c" \
+    a = (
+        (rng.random(45) + 1j * rng.random(45)).astype(dtype)
+        if np.dtype(dtype).kind == "c"
         else rng.random(45).astype(dtype)
+    )
     out = cuda.device_array_like(a)
     copy_whole_elements[2, 32](cuda.to_device(a), out)
     np.testing.assert_array_equal(out.copy_to_host(), a)

@@ -1,4 +1,5 @@
 """The shared launch core: input checks that name the fix, grids, and the one launch path."""
+
 import inspect
 
 import numpy as np
@@ -25,8 +26,9 @@ def plus_one(a, *, out=None, block: int = BLOCK):
     block = launch.block_shape(block)
     d_a, to_host = launch.device_input(a, name="a", dtypes=np.float32, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(add_one, launch.grid_1d(d_a.size, block[0]), block, d_a, o.device,
-                         out=o, to_host=to_host)
+    return launch.single(
+        add_one, launch.grid_1d(d_a.size, block[0]), block, d_a, o.device, out=o, to_host=to_host
+    )
 
 
 def test_host_input_is_copied_and_device_input_kept(rng):
@@ -37,13 +39,16 @@ def test_host_input_is_copied_and_device_input_kept(rng):
     assert not from_host and np.array_equal(same.copy_to_host(), a)
 
 
-@pytest.mark.parametrize("value, message", [
-    ([1.0, 2.0], r"np.asarray\(a, dtype=np.float32\)"),
-    (np.ones(4, dtype=np.int8), r"has dtype int8.*a.astype\(np.float32\)"),
-    (np.ones((2, 2), dtype=np.float32), "must be 1-D"),
-    (np.ones(0, dtype=np.float32), "is empty"),
-    (np.ones(8, dtype=np.float32)[::2], r"np.ascontiguousarray\(a\)"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ([1.0, 2.0], r"np.asarray\(a, dtype=np.float32\)"),
+        (np.ones(4, dtype=np.int8), r"has dtype int8.*a.astype\(np.float32\)"),
+        (np.ones((2, 2), dtype=np.float32), "must be 1-D"),
+        (np.ones(0, dtype=np.float32), "is empty"),
+        (np.ones(8, dtype=np.float32)[::2], r"np.ascontiguousarray\(a\)"),
+    ],
+)
 def test_bad_inputs_name_the_fix(value, message):
     with pytest.raises((TypeError, ValueError), match=message):
         launch.device_input(value, name="a", dtypes=np.float32, ndim=1)
@@ -97,8 +102,10 @@ def test_out_overlapping_part_of_the_input_is_refused(rng):
     d = cuda.to_device(rng.random(64, dtype=np.float32))
     with pytest.raises(ValueError, match="shares memory"):
         plus_one(d[:32], out=d[16:48])
-    np.testing.assert_allclose(plus_one(d[:32], out=cuda.device_array(32, np.float32))
-                               .copy_to_host(), d.copy_to_host()[:32] + 1)
+    np.testing.assert_allclose(
+        plus_one(d[:32], out=cuda.device_array(32, np.float32)).copy_to_host(),
+        d.copy_to_host()[:32] + 1,
+    )
 
 
 def test_interleaved_shapes_each_get_their_own_grid(rng):

@@ -1,4 +1,5 @@
 """notebook.check: NaN where the reference has NaN, tolerances that fit the dtype, errors that say where."""
+
 import numpy as np
 import pytest
 
@@ -38,3 +39,57 @@ def test_tolerances_fit_the_dtype():
 def test_shape_mismatch_is_named():
     with pytest.raises(AssertionError, match=r"shape \(2,\) != \(3,\)"):
         notebook.check("copy", np.zeros(2), np.zeros(3))
+
+
+def test_durations_and_counts_read_like_people_write_them():
+    assert notebook.duration(13_830) == "13.8 s"
+    assert notebook.duration(1.74) == "1.74 ms"
+    assert notebook.duration(0.0521) == "52.1 µs"
+    assert notebook.duration(0.00083) == "830 ns"
+    assert notebook.count(100) == "100" and notebook.count(10_000) == "10,000"
+    assert notebook.count(2**28) == "2^28" and notebook.count(1000) == "1,000"
+
+
+def test_show_table_shows_the_recorded_table_in_the_simulator(tmp_path, monkeypatch, capsys):
+    import json
+
+    from gpgpu_lessons import results, runtime
+
+    monkeypatch.setenv(results.RECORD_ENV, str(tmp_path))
+    (tmp_path / "nvidia-h200.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "gpu": "NVIDIA H200",
+                "date": "2026-11-22",
+                "device": {},
+                "software": {},
+                "experiments": {
+                    "05_atomics_vs_reduction/demo": {
+                        "kind": "table",
+                        "title": "Sum",
+                        "size": "2^28 float32",
+                        "columns": ["variant", "ms"],
+                        "rows": [["fast", 0.24]],
+                    }
+                },
+            }
+        )
+    )
+    shown = results.experiment(
+        "05_atomics_vs_reduction/demo",
+        {
+            "kind": "table",
+            "title": "Sum",
+            "size": "256 float32",
+            "columns": ["variant", "ms"],
+            "rows": [["fast", 9.0]],
+        },
+    )
+    if runtime.MODE == runtime.SIMULATOR:
+        assert not shown.live and shown.title == "Sum · 2^28 float32"
+        assert shown.label == "recorded on NVIDIA H200, 2026-11-22" and shown.data["rows"] == [
+            ["fast", 0.24]
+        ]
+    else:
+        assert shown.live and shown.title == "Sum · 256 float32"

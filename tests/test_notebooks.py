@@ -1,4 +1,5 @@
 """Conventions every lesson notebook keeps (nbval itself runs the notebooks)."""
+
 import ast
 import builtins
 import inspect
@@ -27,22 +28,29 @@ def source(cell):
 
 def test_there_are_lessons():
     assert NOTEBOOKS, "no notebooks found"
-    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(len(NOTEBOOKS))], \
+    assert [p.name[:2] for p in NOTEBOOKS] == [f"{i:02d}" for i in range(len(NOTEBOOKS))], (
         "notebooks are numbered 00, 01, ... in teaching order"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_kernels_live_in_the_package(path):
     for cell in cells(path):
         if cell["cell_type"] == "code" and "exercise" not in tags(cell):
-            assert "@cuda.jit" not in source(cell), f"{path.name}: a @cuda.jit outside an exercise cell"
-            assert not re.search(r"cuda\.jit\(", source(cell)), f"{path.name}: cuda.jit outside an exercise cell"
+            assert "@cuda.jit" not in source(cell), (
+                f"{path.name}: a @cuda.jit outside an exercise cell"
+            )
+            assert not re.search(r"cuda\.jit\(", source(cell)), (
+                f"{path.name}: cuda.jit outside an exercise cell"
+            )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_first_code_cell_chooses_the_mode(path):
     first = next(c for c in cells(path) if c["cell_type"] == "code")
-    assert source(first).startswith("import gpgpu_lessons"), f"{path.name}: start with 'import gpgpu_lessons'"
+    assert source(first).startswith("import gpgpu_lessons"), (
+        f"{path.name}: start with 'import gpgpu_lessons'"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -50,8 +58,9 @@ def test_correctness_is_checked_in_both_modes(path):
     checked = [c for c in cells(path) if "nbval-check-output" in tags(c)]
     assert checked, f"{path.name}: no cell tagged nbval-check-output"
     for cell in checked:
-        assert "matches NumPy" in json.dumps(cell.get("outputs", [])) or not cell.get("outputs"), \
+        assert "matches NumPy" in json.dumps(cell.get("outputs", [])) or not cell.get("outputs"), (
             f"{path.name}: a checked cell should print mode-independent check lines"
+        )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -63,8 +72,9 @@ def test_has_an_exercise(path):
 def test_committed_outputs_come_from_a_gpu_run(path):
     first = next(c for c in cells(path) if c["cell_type"] == "code")
     printed = "".join("".join(o.get("text", "")) for o in first.get("outputs", []))
-    assert "running on the GPU (" in printed, \
+    assert "running on the GPU (" in printed, (
         f"{path.name}: commit the outputs of a GPU run (make gpu-run, then make gpu-unpack)"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -72,7 +82,9 @@ def test_notebooks_use_only_public_names(path):
     for cell in cells(path):
         if cell["cell_type"] == "code":
             private = re.findall(r"\b\w+\._[A-Za-z]\w*", source(cell))
-            assert not private, f"{path.name}: private names {private}; make them public in the package"
+            assert not private, (
+                f"{path.name}: private names {private}; make them public in the package"
+            )
 
 
 def _imports(path) -> dict:
@@ -83,7 +95,7 @@ def _imports(path) -> dict:
             continue
         try:
             tree = ast.parse(source(cell))
-        except SyntaxError:          # IPython magics
+        except SyntaxError:  # IPython magics
             continue
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -98,11 +110,14 @@ def _shown(path) -> list:
         if cell["cell_type"] != "code" or "show_source" not in source(cell):
             continue
         for node in ast.walk(ast.parse(source(cell))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) \
-                    == "show_source":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", "")) == "show_source"
+            ):
                 for arg in node.args:
-                    assert isinstance(arg, (ast.Name, ast.Attribute)), \
+                    assert isinstance(arg, (ast.Name, ast.Attribute)), (
                         f"{path.name}: show_source({ast.unparse(arg)}): show a kernel by its name"
+                    )
                     shown.append(eval(ast.unparse(arg), namespace))
     return shown
 
@@ -116,11 +131,17 @@ def _free_names(function) -> set[str]:
     tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     definition = tree.body[0]
     local = {a.arg for a in ast.walk(definition) if isinstance(a, ast.arg)}
-    local |= {n.name for n in ast.walk(definition) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    local |= {
+        n.name for n in ast.walk(definition) if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    }
     for node in ast.walk(definition):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
-    used = {n.id for n in ast.walk(definition) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    used = {
+        n.id
+        for n in ast.walk(definition)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
     return used - local - set(dir(builtins))
 
 
@@ -129,8 +150,21 @@ def _is_constant(value) -> bool:
     import numba
     import numpy as np
 
-    if isinstance(value, (int, float, complex, str, bool, np.ndarray, np.generic, np.dtype,
-                          numba.core.types.Type, types.ModuleType)):
+    if isinstance(
+        value,
+        (
+            int,
+            float,
+            complex,
+            str,
+            bool,
+            np.ndarray,
+            np.generic,
+            np.dtype,
+            numba.core.types.Type,
+            types.ModuleType,
+        ),
+    ):
         return True
     return isinstance(value, tuple) and all(_is_constant(v) for v in value)
 
@@ -144,7 +178,10 @@ def test_shown_kernels_are_self_contained(path):
     for function in shown:
         for name in sorted(_free_names(function)):
             value = function.__globals__.get(name)
-            assert name in function.__globals__, f"{path.name}: {function.__name__} uses {name}, undefined"
-            assert _is_constant(value) or id(_python_function(value)) in shown_ids, \
-                (f"{path.name}: {function.__name__} uses {name}, which is neither a module constant, "
-                 "a Numba name, nor a function shown in this lesson")
+            assert name in function.__globals__, (
+                f"{path.name}: {function.__name__} uses {name}, undefined"
+            )
+            assert _is_constant(value) or id(_python_function(value)) in shown_ids, (
+                f"{path.name}: {function.__name__} uses {name}, which is neither a module constant, "
+                "a Numba name, nor a function shown in this lesson"
+            )

@@ -1,4 +1,5 @@
 """Recorded GPU results (the JSON format) and the standard figures."""
+
 import json
 
 import pytest
@@ -25,9 +26,18 @@ def test_slug():
 
 def test_recorded_reads_every_gpu_file(tmp_path):
     for gpu in ("NVIDIA H200", "NVIDIA A100"):
-        (tmp_path / f"{results.slug(gpu)}.json").write_text(json.dumps({
-            "format": 1, "gpu": gpu, "date": "2026-11-22", "device": {}, "software": {},
-            "experiments": {"00_timing/demo": {"kind": "variants", "timings": []}}}))
+        (tmp_path / f"{results.slug(gpu)}.json").write_text(
+            json.dumps(
+                {
+                    "format": 1,
+                    "gpu": gpu,
+                    "date": "2026-11-22",
+                    "device": {},
+                    "software": {},
+                    "experiments": {"00_timing/demo": {"kind": "variants", "timings": []}},
+                }
+            )
+        )
     found = results.recorded("00_timing/demo", folder=tmp_path)
     assert [r.gpu for r in found] == ["NVIDIA A100", "NVIDIA H200"]
     assert found[0].label == "recorded on NVIDIA A100, 2026-11-22"
@@ -52,7 +62,10 @@ def test_record_is_off_without_gpu_or_folder(tmp_path, monkeypatch):
         assert written is None and not list(tmp_path.iterdir())
     else:
         content = json.loads(written.read_text())
-        assert content["gpu"] == runtime.device_info().name and "00_timing/demo" in content["experiments"]
+        assert (
+            content["gpu"] == runtime.device_info().name
+            and "00_timing/demo" in content["experiments"]
+        )
 
 
 def test_shipped_results_are_well_formed():
@@ -70,34 +83,61 @@ def gpu_fake(name, ms, nbytes=4_000_000):
 
 def test_variants_figure_names_device_size_and_ceiling():
     timings = [fake("naive", 2.0), fake("fast", 1.0)]
-    fig = plotting.variants(timings, title="demo", size="2^10 float32",
-                            ceiling=fake("device-to-device copy", 0.9))
+    fig = plotting.variants(
+        timings, title="demo", size="2^10 float32", ceiling=fake("device-to-device copy", 0.9)
+    )
     titles = " ".join(ax.get_title(loc="left") for ax in fig.axes)
     assert "demo · 2^10 float32" in titles
-    assert (plotting.SIMULATOR_NOTE if runtime.MODE == runtime.SIMULATOR else runtime.device_info().name) in titles
+    assert (
+        plotting.SIMULATOR_NOTE if runtime.MODE == runtime.SIMULATOR else runtime.device_info().name
+    ) in titles
 
 
 def test_bandwidth_bars_against_the_ceiling():
-    fig = plotting.variants([gpu_fake("naive", 2.0), gpu_fake("fast", 1.0)], title="demo",
-                            ceiling=gpu_fake("device-to-device copy", 0.9))
-    assert any("% of device-to-device copy" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())
+    fig = plotting.variants(
+        [gpu_fake("naive", 2.0), gpu_fake("fast", 1.0)],
+        title="demo",
+        ceiling=gpu_fake("device-to-device copy", 0.9),
+    )
+    assert any(
+        "% of device-to-device copy" in ax.get_xlabel() for ax in fig.axes if ax.get_visible()
+    )
 
 
 def write_recorded(folder, key, data, gpu="NVIDIA H200"):
-    (folder / f"{results.slug(gpu)}.json").write_text(json.dumps({
-        "format": 1, "gpu": gpu, "date": "2026-11-22", "device": {}, "software": {},
-        "experiments": {key: data}}))
+    (folder / f"{results.slug(gpu)}.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "gpu": gpu,
+                "date": "2026-11-22",
+                "device": {},
+                "software": {},
+                "experiments": {key: data},
+            }
+        )
+    )
 
 
-@pytest.mark.skipif(runtime.MODE != runtime.SIMULATOR, reason="the simulator shows the recorded run")
+@pytest.mark.skipif(
+    runtime.MODE != runtime.SIMULATOR, reason="the simulator shows the recorded run"
+)
 def test_the_simulator_shows_the_recorded_run_with_its_own_size(tmp_path, monkeypatch):
     monkeypatch.setenv(results.RECORD_ENV, str(tmp_path))
-    recorded = {"kind": "variants", "title": "Dot product", "size": "262,144 float32",
-                "timings": [gpu_fake("1 thread", 20.4).as_dict(), gpu_fake("best", 0.05).as_dict()],
-                "ceiling": None}
+    recorded = {
+        "kind": "variants",
+        "title": "Dot product",
+        "size": "262,144 float32",
+        "timings": [gpu_fake("1 thread", 20.4).as_dict(), gpu_fake("best", 0.05).as_dict()],
+        "ceiling": None,
+    }
     write_recorded(tmp_path, "01_coalescing/dot_demo", recorded)
-    fig = plotting.variants([fake("1 thread", 3.0), fake("best", 2.0)], title="Dot product",
-                            size="256 float32", record_as="01_coalescing/dot_demo")
+    fig = plotting.variants(
+        [fake("1 thread", 3.0), fake("best", 2.0)],
+        title="Dot product",
+        size="256 float32",
+        record_as="01_coalescing/dot_demo",
+    )
     title = fig.axes[0].get_title(loc="left")
     assert "262,144 float32" in title and "256 float32" not in title
     assert "recorded on NVIDIA H200, 2026-11-22" in title
@@ -126,7 +166,9 @@ def test_recorded_experiments_carry_their_sizes_and_figures_show_them(monkeypatc
         for key, data in json.loads(path.read_text())["experiments"].items():
             if data["kind"] not in ("variants", "sweep"):
                 continue
-            assert data.get("title") and data.get("size"), f"{path.name}: {key} has no title or size"
+            assert data.get("title") and data.get("size"), (
+                f"{path.name}: {key} has no title or size"
+            )
             if runtime.MODE == runtime.SIMULATOR:
                 draw = plotting.variants if data["kind"] == "variants" else plotting.sweep
                 args = dict(title="live", size="live size", record_as=key)
@@ -144,8 +186,13 @@ def test_variants_without_bytes_shows_time_only():
 
 def test_sweep_figure_and_bad_input():
     x = [1, 2, 4]
-    fig = plotting.sweep(x, {"copy": [fake("c", m) for m in (1, 2, 3)]}, xlabel="stride", title="s",
-                         ceiling=fake("ceiling", 0.5))
+    fig = plotting.sweep(
+        x,
+        {"copy": [fake("c", m) for m in (1, 2, 3)]},
+        xlabel="stride",
+        title="s",
+        ceiling=fake("ceiling", 0.5),
+    )
     assert fig.axes[0].get_xlabel() == "stride"
     with pytest.raises(ValueError, match="metric must be"):
         plotting.sweep(x, {"a": [fake("c", 1)]}, xlabel="x", title="t", metric="flops")
@@ -158,7 +205,9 @@ def test_sweep_figure_and_bad_input():
 
 
 def test_sweep_marks_are_drawn():
-    fig = plotting.sweep([1, 2], {"a": [fake("c", 1), fake("c", 2)]}, xlabel="x", title="t", marks={"L2": 1.5})
+    fig = plotting.sweep(
+        [1, 2], {"a": [fake("c", 1), fake("c", 2)]}, xlabel="x", title="t", marks={"L2": 1.5}
+    )
     assert "L2" in [line.get_label() for line in fig.axes[0].get_lines()]
 
 
@@ -172,6 +221,9 @@ def test_gpu_timings_in_this_mode(tmp_path, monkeypatch):
 
 
 def test_a_read_only_kernel_is_drawn_against_the_read_ceiling():
-    fig = plotting.variants([gpu_fake("sum", 1.0, 4_000_000)], title="sum",
-                            ceiling=Timing("device read", [0.9], 4_000_000))
+    fig = plotting.variants(
+        [gpu_fake("sum", 1.0, 4_000_000)],
+        title="sum",
+        ceiling=Timing("device read", [0.9], 4_000_000),
+    )
     assert any("% of device read" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())

@@ -1,4 +1,5 @@
 """GPU-or-simulator selection, the device description and the size presets."""
+
 import os
 import subprocess
 import sys
@@ -13,11 +14,15 @@ def run_import(env_value, *, before="", code="import gpgpu_lessons"):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     if env_value is not None:
         env["NUMBA_ENABLE_CUDASIM"] = env_value
-    return subprocess.run([sys.executable, "-c", before + code], env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", before + code], env=env, capture_output=True, text=True
+    )
 
 
 def test_explicit_simulator_is_honoured():
-    done = run_import("1", code="import gpgpu_lessons; from gpgpu_lessons import runtime; print(runtime.MODE)")
+    done = run_import(
+        "1", code="import gpgpu_lessons; from gpgpu_lessons import runtime; print(runtime.MODE)"
+    )
     assert done.returncode == 0, done.stderr
     first, mode = done.stdout.strip().splitlines()
     assert "simulator" in first and "NUMBA_ENABLE_CUDASIM=1 is set" in first
@@ -32,10 +37,14 @@ def test_exactly_one_line_is_printed():
 
 @pytest.mark.skipif(runtime.probe_cuda_driver()[0], reason="this machine has a usable GPU")
 def test_without_gpu_falls_back_to_simulator_and_says_why():
-    done = run_import(None, code="import gpgpu_lessons; from numba import config; print(config.ENABLE_CUDASIM)")
+    done = run_import(
+        None, code="import gpgpu_lessons; from numba import config; print(config.ENABLE_CUDASIM)"
+    )
     assert done.returncode == 0, done.stderr
     line, flag = done.stdout.strip().splitlines()
-    assert "simulator" in line and ("no CUDA driver" in line or "found no GPU" in line or "did not start" in line)
+    assert "simulator" in line and (
+        "no CUDA driver" in line or "found no GPU" in line or "did not start" in line
+    )
     assert flag == "1"
 
 
@@ -62,7 +71,9 @@ def test_numba_imported_first_keeps_its_choice():
 def test_simulator_mode_agrees_with_numba_config():
     from numba import config
 
-    assert runtime.is_simulator() == bool(config.ENABLE_CUDASIM) == (runtime.MODE == runtime.SIMULATOR)
+    assert (
+        runtime.is_simulator() == bool(config.ENABLE_CUDASIM) == (runtime.MODE == runtime.SIMULATOR)
+    )
 
 
 def test_device_info_describes_the_mode():
@@ -76,7 +87,9 @@ def test_device_info_describes_the_mode():
 
 
 def test_theoretical_bandwidth_formula():
-    h200 = runtime.DeviceInfo("NVIDIA H200", False, (9, 0), 132, 141 * 2**30, 60 * 2**20, 3_201_000, 6016)
+    h200 = runtime.DeviceInfo(
+        "NVIDIA H200", False, (9, 0), 132, 141 * 2**30, 60 * 2**20, 3_201_000, 6016
+    )
     assert h200.theoretical_bandwidth_gbs == pytest.approx(4814, rel=1e-3)
     assert h200.as_dict()["theoretical_bandwidth_gbs"] == h200.theoretical_bandwidth_gbs
     assert "4814 GB/s" in str(h200) and "132" in str(h200)
@@ -101,6 +114,7 @@ def test_command_line_describes_the_device():
 
 def test_quiet_imports_print_nothing():
     env = {**os.environ, "GPGPU_LESSONS_QUIET": "1", "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, "-c", "import gpgpu_lessons"], env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import gpgpu_lessons"], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout == ""

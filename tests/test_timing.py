@@ -1,4 +1,5 @@
 """The benchmark helper: results, labels, and errors for bad input."""
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -35,7 +36,9 @@ def test_clock_is_labelled(copy_launch):
 
 def test_warmup_calls_are_not_timed():
     calls = []
-    result = timing.benchmark(lambda: calls.append(1), warmup=2, repeat=3, batch=1, method=timing.HOST_SYNC)
+    result = timing.benchmark(
+        lambda: calls.append(1), warmup=2, repeat=3, batch=1, method=timing.HOST_SYNC
+    )
     assert len(calls) == 2 + 3
     assert len(result.samples_ms) == 3
 
@@ -44,7 +47,11 @@ def test_round_trip_through_dict(copy_launch):
     launch, nbytes = copy_launch
     result = timing.benchmark(launch, bytes_moved=nbytes, repeat=2)
     again = timing.Timing.from_dict(result.as_dict())
-    assert again.samples_ms == result.samples_ms and again.gbs == result.gbs and again.clock == result.clock
+    assert (
+        again.samples_ms == result.samples_ms
+        and again.gbs == result.gbs
+        and again.clock == result.clock
+    )
 
 
 def test_bandwidth_arithmetic():
@@ -61,13 +68,16 @@ def test_copy_ceiling_is_measured_and_cached():
         assert timing.ceiling_bytes() >= 8 * runtime.device_info().l2_bytes
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"repeat": 0}, "repeat >= 1"),
-    ({"batch": 0}, "batch >= 1"),
-    ({"warmup": -1}, "warmup >= 0"),
-    ({"bytes_moved": 0}, "positive byte count"),
-    ({"method": "stopwatch"}, "method must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"repeat": 0}, "repeat >= 1"),
+        ({"batch": 0}, "batch >= 1"),
+        ({"warmup": -1}, "warmup >= 0"),
+        ({"bytes_moved": 0}, "positive byte count"),
+        ({"method": "stopwatch"}, "method must be one of"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         timing.benchmark(lambda: None, **kwargs)
@@ -80,7 +90,9 @@ def test_launch_must_be_callable():
 
 def test_cpu_benchmark_is_labelled_cpu(rng):
     a = rng.random(1000)
-    result = timing.benchmark_cpu(lambda: np.flip(a).copy(), name="flip", bytes_moved=2 * a.nbytes, repeat=3)
+    result = timing.benchmark_cpu(
+        lambda: np.flip(a).copy(), name="flip", bytes_moved=2 * a.nbytes, repeat=3
+    )
     assert result.clock == timing.CPU and len(result.samples_ms) == 3 and result.gbs > 0
     with pytest.raises(TypeError, match="must be a callable"):
         timing.benchmark_cpu(None)

@@ -1,4 +1,5 @@
 """The tuning tool: it finds every fast module's TUNING, whose chosen constants lie in its space."""
+
 import pytest
 
 from gpgpu_lessons import launch, tune
@@ -27,6 +28,8 @@ def test_chosen_constants_are_in_the_space_and_build(family):
     chosen = tuning["chosen"]
     assert set(chosen) == set(tuning["space"]), f"{family}: chosen names every tuned parameter"
     for name, value in chosen.items():
-        assert value in tuning["space"][name], f"{family}: chosen {name}={value} is outside the space"
+        assert value in tuning["space"][name], (
+            f"{family}: chosen {name}={value} is outside the space"
+        )
     prepared, nbytes = tuning["case"](**chosen)
     assert isinstance(prepared, launch.Launch) and nbytes > 0

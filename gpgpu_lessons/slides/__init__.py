@@ -8,6 +8,7 @@ are made from the notebooks' committed outputs: nothing is executed.
 `problems(nb)` lists what breaks the slide conventions that every notebook must follow (see
 `python -m gpgpu_lessons.slides --help`, and the README's section for instructors).
 """
+
 from __future__ import annotations
 
 import base64
@@ -23,18 +24,30 @@ from pathlib import Path
 # Reveal.js and MathJax from the npm registry: name, version, the registry's sha512 of the tarball,
 # and the files a deck needs (paths inside the package; a folder is copied whole), licence included.
 PACKAGES = {
-    "reveal.js": ("5.2.1", "r7//6mIM5p34hFiDMvYfXgyjXqGRta+/psd9YtytsgRlrpRzFv4RbH76TXd2qD+7ZPZEbpBDhdRhJaFgfQ7zNQ==",
-                  ["LICENSE", "dist/reveal.css", "dist/reveal.js", "dist/theme/white.css",
-                   "dist/theme/fonts/source-sans-pro", "plugin/notes/notes.js"]),
-    "mathjax": ("3.2.2", "Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
-                ["LICENSE", "es5/tex-svg.js", "es5/input/tex/extensions", "es5/ui", "es5/a11y"]),
+    "reveal.js": (
+        "5.2.1",
+        "r7//6mIM5p34hFiDMvYfXgyjXqGRta+/psd9YtytsgRlrpRzFv4RbH76TXd2qD+7ZPZEbpBDhdRhJaFgfQ7zNQ==",
+        [
+            "LICENSE",
+            "dist/reveal.css",
+            "dist/reveal.js",
+            "dist/theme/white.css",
+            "dist/theme/fonts/source-sans-pro",
+            "plugin/notes/notes.js",
+        ],
+    ),
+    "mathjax": (
+        "3.2.2",
+        "Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
+        ["LICENSE", "es5/tex-svg.js", "es5/input/tex/extensions", "es5/ui", "es5/a11y"],
+    ),
 }
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 SHOWN = ("slide", "subslide", "fragment", "-")  # the slide types whose cell is on a slide
-WIDTH, HEIGHT = 1280, 720                       # the slide size reveal.js lays out and scales
-MAX_CODE_LINES = 22                             # code lines a shown cell may have (see problems)
-MAX_CODE_COLUMNS = 100                          # characters in a line of a shown code cell
+WIDTH, HEIGHT = 1280, 720  # the slide size reveal.js lays out and scales
+MAX_CODE_LINES = 22  # code lines a shown cell may have (see problems)
+MAX_CODE_COLUMNS = 100  # characters in a line of a shown code cell
 TITLE = re.compile(r"^# Lesson (\d\d) · (\S.*)$")
 
 # The reveal template of nbconvert, minus everything it loads from a CDN (jQuery, require.js,
@@ -124,7 +137,7 @@ def problems(nb, name: str = "") -> list[str]:
     - every slide has a heading: the cell that opens it is Markdown starting with '#'.
     """
     found = []
-    opening = True                      # the next shown cell opens a slide
+    opening = True  # the next shown cell opens a slide
     for index, cell in enumerate(nb.cells):
         kind = slide_type(cell) or "-"
         if kind not in SHOWN:
@@ -132,8 +145,10 @@ def problems(nb, name: str = "") -> list[str]:
         if opening or kind in ("slide", "subslide"):
             first = cell.source.lstrip().splitlines()[0] if cell.source.strip() else ""
             if cell.cell_type != "markdown" or not first.startswith("#"):
-                found.append(f"cell {index} opens a slide without a heading: open it with a Markdown "
-                             "cell that starts with '## ...'")
+                found.append(
+                    f"cell {index} opens a slide without a heading: open it with a Markdown "
+                    "cell that starts with '## ...'"
+                )
         opening = False
     for index, cell in enumerate(nb.cells):
         kind = slide_type(cell)
@@ -145,11 +160,15 @@ def problems(nb, name: str = "") -> list[str]:
         if cell.cell_type == "code" and kind in SHOWN:
             lines = cell.source.rstrip("\n").splitlines()
             if len(lines) > MAX_CODE_LINES:
-                found.append(f"{where} shows {len(lines)} lines of code on a slide (at most {MAX_CODE_LINES}): "
-                             "move the code into the package or make the cell 'skip'")
+                found.append(
+                    f"{where} shows {len(lines)} lines of code on a slide (at most {MAX_CODE_LINES}): "
+                    "move the code into the package or make the cell 'skip'"
+                )
             wide = [n for n, line in enumerate(lines, 1) if len(line) > MAX_CODE_COLUMNS]
             if wide:
-                found.append(f"{where} has code lines wider than {MAX_CODE_COLUMNS} characters (line {wide[0]})")
+                found.append(
+                    f"{where} has code lines wider than {MAX_CODE_COLUMNS} characters (line {wide[0]})"
+                )
     if not nb.cells or nb.cells[0].cell_type != "markdown" or not lesson_title(nb):
         found.append('cell 0 is not a markdown title slide starting with "# Lesson NN · Topic"')
     else:
@@ -157,13 +176,17 @@ def problems(nb, name: str = "") -> list[str]:
         if name[:2].isdigit() and name[:2] != number:
             found.append(f"the title says lesson {number} but the file is {name}")
         if slide_type(nb.cells[0]) not in (None, "slide"):
-            found.append(f"cell 0 (the title) has slide_type {slide_type(nb.cells[0])!r}, not 'slide'")
+            found.append(
+                f"cell 0 (the title) has slide_type {slide_type(nb.cells[0])!r}, not 'slide'"
+            )
         title_slide = [nb.cells[0]]
         for cell in nb.cells[1:]:
             if slide_type(cell) in ("slide", "subslide"):
                 break
             title_slide.append(cell)
-        text = "\n".join(c.source for c in title_slide if c.cell_type == "markdown" and slide_type(c) in SHOWN)
+        text = "\n".join(
+            c.source for c in title_slide if c.cell_type == "markdown" and slide_type(c) in SHOWN
+        )
         if not re.search(r"^\s*(?:[-*+]|\d+\.)\s+\S", text, re.M):
             found.append("the title slide has no learning goals (a Markdown list)")
     return found
@@ -181,19 +204,32 @@ def fetch_assets(out: Path, cache: Path) -> Path:
         tarball = cache / f"{name}-{version}.tgz"
         if not tarball.exists():
             if shutil.which("npm") is None:
-                raise RuntimeError(f"npm is needed once to download {name}@{version} into {cache} "
-                                   "(install Node.js: Debian's 'npm' package or conda's 'nodejs')")
-            subprocess.run(["npm", "pack", f"{name}@{version}", "--pack-destination", str(cache), "--silent"],
-                           check=True, stdout=subprocess.DEVNULL)
+                raise RuntimeError(
+                    f"npm is needed once to download {name}@{version} into {cache} "
+                    "(install Node.js: Debian's 'npm' package or conda's 'nodejs')"
+                )
+            subprocess.run(
+                ["npm", "pack", f"{name}@{version}", "--pack-destination", str(cache), "--silent"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
         if digest != integrity:
             tarball.unlink()
-            raise RuntimeError(f"{tarball} was not {name}@{version} (its sha512 differs): removed, build again")
+            raise RuntimeError(
+                f"{tarball} was not {name}@{version} (its sha512 differs): removed, build again"
+            )
         target = assets / name
         shutil.rmtree(target, ignore_errors=True)
         with tarfile.open(tarball) as archive:
-            members = [m for m in archive.getmembers() if m.isfile() and any(
-                m.name == f"package/{w}" or m.name.startswith(f"package/{w}/") for w in wanted)]
+            members = [
+                m
+                for m in archive.getmembers()
+                if m.isfile()
+                and any(
+                    m.name == f"package/{w}" or m.name.startswith(f"package/{w}/") for w in wanted
+                )
+            ]
             for member in members:
                 destination = target / member.name.removeprefix("package/")
                 destination.parent.mkdir(parents=True, exist_ok=True)
@@ -209,9 +245,15 @@ def exporter():
     return SlidesExporter(
         extra_loaders=[jinja2.DictLoader({"offline_reveal.html.j2": TEMPLATE})],
         template_file="offline_reveal.html.j2",
-        reveal_url_prefix="assets/reveal.js", reveal_theme="white", reveal_transition="slide",
-        reveal_number="c/t", reveal_width=str(WIDTH), reveal_height=str(HEIGHT), embed_images=True,
-        exclude_input_prompt=True, exclude_output_prompt=True,
+        reveal_url_prefix="assets/reveal.js",
+        reveal_theme="white",
+        reveal_transition="slide",
+        reveal_number="c/t",
+        reveal_width=str(WIDTH),
+        reveal_height=str(HEIGHT),
+        embed_images=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
     )
 
 
@@ -226,7 +268,9 @@ def build(notebooks, out: Path, cache: Path | None = None) -> list[Deck]:
     decks = []
     for path in sorted(Path(p) for p in notebooks):
         nb = nbformat.read(path, as_version=4)
-        body, _ = slides.from_notebook_node(nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)}})
+        body, _ = slides.from_notebook_node(
+            nb, resources={"metadata": {"name": path.stem, "path": str(path.parent)}}
+        )
         target = out / f"{path.stem}.html"
         target.write_text(body, encoding="utf-8")
         decks.append(Deck(path, target, lesson_title(nb) or path.stem, expected_slides(nb)))
@@ -235,8 +279,11 @@ def build(notebooks, out: Path, cache: Path | None = None) -> list[Deck]:
 
 
 def index_page(decks: list[Deck]) -> str:
-    rows = "\n".join(f'<li><a href="{html.escape(d.html.name)}">{html.escape(d.title)}</a> '
-                     f'<span>({d.slides} slides)</span></li>' for d in decks)
+    rows = "\n".join(
+        f'<li><a href="{html.escape(d.html.name)}">{html.escape(d.title)}</a> '
+        f"<span>({d.slides} slides)</span></li>"
+        for d in decks
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>gpgpu-lessons: slides</title>
 <style>body {{font-family: sans-serif; max-width: 46em; margin: 3em auto; line-height: 1.5}}

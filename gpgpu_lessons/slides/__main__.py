@@ -6,6 +6,7 @@ opens every deck and reports what the tests would (slide count, overflowing slid
 the navigation controls, plot widths), ending with one summary line; --screenshots writes a PNG
 of every slide.
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import nbformat
 from . import WIDTH, build, problems
 from .browser import Chromium, find_chromium
 
-MIN_PLOT_WIDTH = 0.6 * WIDTH      # a plot narrower than this is hard to read from the back of a room
+MIN_PLOT_WIDTH = 0.6 * WIDTH  # a plot narrower than this is hard to read from the back of a room
 
 
 def deck_problems(seen: dict, deck) -> list[str]:
@@ -23,26 +24,45 @@ def deck_problems(seen: dict, deck) -> list[str]:
     if not seen["ready"]:
         return [f"reveal.js did not start: {seen['errors']} {seen['failed']}"]
     outside = [url for url in seen["requests"] if not url.startswith(("file:", "data:"))]
-    return ([f"{seen['total']} slides, but the metadata asks for {deck.slides}"] * (seen["total"] != deck.slides)
-            + [f"asks the network for {outside}"] * bool(outside)
-            + [f"slide {o['slide']} (#/{o['h']}/{o['v']}) is {o['width']}x{o['height']}"
-               + (f", cuts {o['cutCode']} code block(s) at the right" if o["cutCode"] else "")
-               + f": {o['text']!r}" for o in seen["overflow"]]
-            + [f"slide {u['slide']} (#/{u['h']}/{u['v']}) puts {u['what']!r} under the navigation controls"
-               for u in seen["underControls"]]
-            + [f"slide {h['slide']} has no heading: {h['text']!r}" for h in seen["headless"]]
-            + [f"slide {p['slide']} shows a plot {p['width']} px wide (at least {MIN_PLOT_WIDTH:.0f}): "
-               f"{p['text']!r}" for p in seen["plots"] if p["width"] < MIN_PLOT_WIDTH])
+    return (
+        [f"{seen['total']} slides, but the metadata asks for {deck.slides}"]
+        * (seen["total"] != deck.slides)
+        + [f"asks the network for {outside}"] * bool(outside)
+        + [
+            f"slide {o['slide']} (#/{o['h']}/{o['v']}) is {o['width']}x{o['height']}"
+            + (f", cuts {o['cutCode']} code block(s) at the right" if o["cutCode"] else "")
+            + f": {o['text']!r}"
+            for o in seen["overflow"]
+        ]
+        + [
+            f"slide {u['slide']} (#/{u['h']}/{u['v']}) puts {u['what']!r} under the navigation controls"
+            for u in seen["underControls"]
+        ]
+        + [f"slide {h['slide']} has no heading: {h['text']!r}" for h in seen["headless"]]
+        + [
+            f"slide {p['slide']} shows a plot {p['width']} px wide (at least {MIN_PLOT_WIDTH:.0f}): "
+            f"{p['text']!r}"
+            for p in seen["plots"]
+            if p["width"] < MIN_PLOT_WIDTH
+        ]
+    )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.slides",
-                                     description="Build one offline reveal.js deck per notebook, and an index.")
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_lessons.slides",
+        description="Build one offline reveal.js deck per notebook, and an index.",
+    )
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
     parser.add_argument("--out", type=Path, default=Path("build/slides"))
-    parser.add_argument("--check", action="store_true", help="open every deck in headless Chromium and report")
-    parser.add_argument("--screenshots", action="store_true",
-                        help="with --check: a PNG of every slide in OUT/screenshots")
+    parser.add_argument(
+        "--check", action="store_true", help="open every deck in headless Chromium and report"
+    )
+    parser.add_argument(
+        "--screenshots",
+        action="store_true",
+        help="with --check: a PNG of every slide in OUT/screenshots",
+    )
     parser.add_argument("--no-pdf", action="store_true", help="skip the PDF handouts")
     args = parser.parse_args()
 
@@ -74,7 +94,9 @@ def main() -> int:
             seen = chromium.inspect(deck.html)
             slides_seen += seen.get("total", 0)
             widths = [p["width"] for p in seen.get("plots", [])]
-            smallest = min([smallest, *widths] if smallest is not None else widths, default=smallest)
+            smallest = min(
+                [smallest, *widths] if smallest is not None else widths, default=smallest
+            )
             found += [f"{deck.html.name}: {line}" for line in deck_problems(seen, deck)]
             if args.screenshots and seen["ready"]:
                 folder = args.out / "screenshots" / deck.html.stem

@@ -5,6 +5,7 @@ commands on fd 3, replies on fd 4), so this needs only the standard library: no 
 websocket, no driver. The page is put offline, and every request it makes is recorded, so a
 test can assert that a deck loads nothing but files from disk.
 """
+
 from __future__ import annotations
 
 import base64
@@ -18,9 +19,18 @@ import tempfile
 import time
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-         "--hide-scrollbars", "--remote-debugging-pipe"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
+]
 
 # Runs in the deck once reveal.js is ready: what the first slide shows, then every slide visited
 # in turn for its height and for code cut off at the right.
@@ -65,7 +75,9 @@ INSPECT = """(async () => {
 
 def find_chromium() -> str | None:
     """The Chromium to use: $CHROMIUM, else chromium (Debian) or chromium-browser on the PATH."""
-    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    return (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
 
 
 class Chromium:
@@ -78,7 +90,9 @@ class Chromium:
         # overwrite one with the other; copies made with dup2 are the only fds the exec keeps.
         commands_read, self._commands = os.pipe()
         self._replies, replies_write = os.pipe()
-        child_read, child_write = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (commands_read, replies_write))
+        child_read, child_write = (
+            fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (commands_read, replies_write)
+        )
         os.close(commands_read)
         os.close(replies_write)
 
@@ -88,22 +102,45 @@ class Chromium:
 
         try:
             self.process = subprocess.Popen(
-                [executable, *FLAGS, f"--user-data-dir={self.profile.name}", f"--window-size={width},{height}"],
-                close_fds=False, preexec_fn=wire_pipes,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                [
+                    executable,
+                    *FLAGS,
+                    f"--user-data-dir={self.profile.name}",
+                    f"--window-size={width},{height}",
+                ],
+                close_fds=False,
+                preexec_fn=wire_pipes,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         finally:
             os.close(child_read)
             os.close(child_write)
         self._buffer, self._next_id, self.events = b"", 0, []
         try:
             target = self.send("Target.createTarget", url="about:blank")["targetId"]
-            self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+            self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
+                "sessionId"
+            ]
             for method in ("Page.enable", "Network.enable", "Runtime.enable"):
                 self.send(method, session=self.session)
-            self.send("Network.emulateNetworkConditions", session=self.session, offline=True, latency=0,
-                      downloadThroughput=-1, uploadThroughput=-1)
-            self.send("Emulation.setDeviceMetricsOverride", session=self.session, width=width, height=height,
-                      deviceScaleFactor=1, mobile=False)
+            self.send(
+                "Network.emulateNetworkConditions",
+                session=self.session,
+                offline=True,
+                latency=0,
+                downloadThroughput=-1,
+                uploadThroughput=-1,
+            )
+            self.send(
+                "Emulation.setDeviceMetricsOverride",
+                session=self.session,
+                width=width,
+                height=height,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
         except BaseException:
             self.close()
             raise
@@ -118,7 +155,9 @@ class Chromium:
         try:
             os.write(self._commands, json.dumps(message).encode() + b"\0")
         except BrokenPipeError:
-            raise RuntimeError(f"Chromium is not running (exit status {self.process.poll()})") from None
+            raise RuntimeError(
+                f"Chromium is not running (exit status {self.process.poll()})"
+            ) from None
         while True:
             reply = self._receive()
             if reply.get("id") == self._next_id:
@@ -140,8 +179,13 @@ class Chromium:
         return json.loads(message)
 
     def evaluate(self, expression: str, session: str | None = None):
-        result = self.send("Runtime.evaluate", session=session or self.session, expression=expression,
-                           awaitPromise=True, returnByValue=True)
+        result = self.send(
+            "Runtime.evaluate",
+            session=session or self.session,
+            expression=expression,
+            awaitPromise=True,
+            returnByValue=True,
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression[:40]}...: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -158,13 +202,17 @@ class Chromium:
                 return {"ready": False, **self._log()}
             time.sleep(0.1)
         self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-        png = base64.b64decode(self.send("Page.captureScreenshot", session=self.session, format="png")["data"])
+        png = base64.b64decode(
+            self.send("Page.captureScreenshot", session=self.session, format="png")["data"]
+        )
         return {**self.evaluate(INSPECT), "screenshot": png, **self._log()}
 
     def pdf(self, deck: Path, width: int = 1280, height: int = 720) -> bytes:
         """The deck in reveal.js's print layout as a PDF: one page per slide, fragments shown."""
         self.events.clear()
-        self.send("Page.navigate", session=self.session, url=Path(deck).resolve().as_uri() + "?print-pdf")
+        self.send(
+            "Page.navigate", session=self.session, url=Path(deck).resolve().as_uri() + "?print-pdf"
+        )
         while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
             self.events.append(self._receive())
         deadline = time.monotonic() + self.timeout
@@ -172,11 +220,22 @@ class Chromium:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"reveal.js did not start in {deck} (print layout)")
             time.sleep(0.1)
-        self.evaluate("(async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise;"
-                      " await document.fonts.ready; await new Promise(r => setTimeout(r, 300)); })()")
-        printed = self.send("Page.printToPDF", session=self.session, printBackground=True,
-                            paperWidth=width / 96, paperHeight=height / 96, marginTop=0, marginBottom=0,
-                            marginLeft=0, marginRight=0, preferCSSPageSize=True)
+        self.evaluate(
+            "(async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise;"
+            " await document.fonts.ready; await new Promise(r => setTimeout(r, 300)); })()"
+        )
+        printed = self.send(
+            "Page.printToPDF",
+            session=self.session,
+            printBackground=True,
+            paperWidth=width / 96,
+            paperHeight=height / 96,
+            marginTop=0,
+            marginBottom=0,
+            marginLeft=0,
+            marginRight=0,
+            preferCSSPageSize=True,
+        )
         return base64.b64decode(printed["data"])
 
     def screenshot(self, slide: int) -> bytes:
@@ -187,19 +246,31 @@ class Chromium:
           Reveal.slide(at.h, at.v, Infinity);
           await new Promise(r => setTimeout(r, 400));  // fragments fade in
         }})()""")
-        return base64.b64decode(self.send("Page.captureScreenshot", session=self.session, format="png")["data"])
+        return base64.b64decode(
+            self.send("Page.captureScreenshot", session=self.session, format="png")["data"]
+        )
 
     def speaker_view(self, has_notes: bool = True) -> str:
         """Press S in the open deck, as a presenter would; return the text of reveal's speaker view
         once it shows its notes panel, with the current slide's notes in it if `has_notes`."""
         for kind in ("keyDown", "keyUp"):
-            self.send("Input.dispatchKeyEvent", session=self.session, type=kind, key="s", code="KeyS",
-                      windowsVirtualKeyCode=83, **({"text": "s"} if kind == "keyDown" else {}))
+            self.send(
+                "Input.dispatchKeyEvent",
+                session=self.session,
+                type=kind,
+                key="s",
+                code="KeyS",
+                windowsVirtualKeyCode=83,
+                **({"text": "s"} if kind == "keyDown" else {}),
+            )
         deadline = time.monotonic() + self.timeout
         views = []
         while not views and time.monotonic() < deadline:
-            views = [t["targetId"] for t in self.send("Target.getTargets")["targetInfos"]
-                     if t["type"] == "page" and t["title"] == "reveal.js - Speaker View"]
+            views = [
+                t["targetId"]
+                for t in self.send("Target.getTargets")["targetInfos"]
+                if t["type"] == "page" and t["title"] == "reveal.js - Speaker View"
+            ]
             time.sleep(0.1)
         if not views:
             return ""
@@ -207,7 +278,9 @@ class Chromium:
         try:
             notes = "document.querySelector('.speaker-controls-notes .value')"
             while time.monotonic() < deadline and not self.evaluate(
-                    f"!!{notes} && ({notes}.innerText.trim() !== '' || {str(not has_notes).lower()})", session=view):
+                f"!!{notes} && ({notes}.innerText.trim() !== '' || {str(not has_notes).lower()})",
+                session=view,
+            ):
                 time.sleep(0.1)
             return self.evaluate("document.body.innerText", session=view)
         finally:
@@ -215,14 +288,26 @@ class Chromium:
 
     def _log(self) -> dict:
         """The URLs the page asked for, the loads that failed, and uncaught JavaScript errors."""
+
         def params(method):
             return [e["params"] for e in self.events if e.get("method") == method]
-        urls = {p["requestId"]: p["request"]["url"][:200] for p in params("Network.requestWillBeSent")}
-        return {"requests": list(urls.values()),
-                "failed": [f"{urls.get(p['requestId'], '?')}: {p.get('errorText', '')}"
-                           for p in params("Network.loadingFailed")],
-                "errors": [p["exceptionDetails"].get("exception", {}).get("description", p["exceptionDetails"]["text"])
-                           for p in params("Runtime.exceptionThrown")]}
+
+        urls = {
+            p["requestId"]: p["request"]["url"][:200] for p in params("Network.requestWillBeSent")
+        }
+        return {
+            "requests": list(urls.values()),
+            "failed": [
+                f"{urls.get(p['requestId'], '?')}: {p.get('errorText', '')}"
+                for p in params("Network.loadingFailed")
+            ],
+            "errors": [
+                p["exceptionDetails"]
+                .get("exception", {})
+                .get("description", p["exceptionDetails"]["text"])
+                for p in params("Runtime.exceptionThrown")
+            ],
+        }
 
     def close(self):
         try:
