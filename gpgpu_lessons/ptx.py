@@ -7,9 +7,10 @@ A module that defines kernels ends with its registry of launch signatures:
 ``python -m gpgpu_lessons.ptx`` imports every such module in compile-only mode (Numba's real
 CUDA target without a driver, see runtime.compile_for), compiles each (kernel, signature) with
 NVVM for every architecture of ARCHITECTURES, assembles the PTX with ptxas (registers, spills,
-shared memory), and prints one line per configuration. A failed compilation, a module-level
-kernel missing from its module's SIGNATURES, or more static shared memory than a block may
-declare names the kernel and makes the exit status 1. tests/test_ptx.py runs it through run().
+shared memory) for PTXAS_ARCHITECTURES, and prints a report. A failed compilation, a
+module-level kernel missing from its module's SIGNATURES, or more static shared memory than a
+block may declare names the kernel and makes the exit status 1. tests/test_ptx.py runs it
+through run().
 
 The small functions on PTX text below (wide_accesses, const_arrays, local_bytes,
 static_shared_bytes) are the checks of what the lessons claim: 16-byte loads and stores, a
@@ -41,6 +42,10 @@ from .launch import STATIC_SHARED_MEMORY_BYTES
 
 ARCHITECTURES = {"sm_75": (7, 5), "sm_86": (8, 6), "sm_89": (8, 9), "sm_90": (9, 0)}
 """The GPUs students have: T4 (free notebook services), RTX 30, RTX 40 and L4, H100 and H200."""
+
+PTXAS_ARCHITECTURES = ("sm_75", "sm_90")
+"""Where ptxas assembles every PTX by default: the oldest and the newest architecture. What both
+accept, those between accept too, and their register counts and spills bracket the others'."""
 
 PACKAGE = "gpgpu_lessons"
 
@@ -357,14 +362,14 @@ def compile_to_ptx(kernel, signature, archs, seconds: Counter | None = None) -> 
 
     Numba types and lowers the kernel once, for the oldest architecture of archs (its lowering
     depends on the compute capability only below 6.0), and NVVM runs once per architecture.
-    seconds, if given, adds the time of each step: 'numba' (typing, lowering) and 'nvvm'.
+    seconds, if given, adds the CPU time of each step: 'numba' (typing, lowering) and 'nvvm'.
     """
     from numba.cuda import compiler
 
     seconds = Counter() if seconds is None else seconds
     options = kernel.targetoptions
     ccs = {arch: ARCHITECTURES[arch] for arch in archs}
-    start = time.perf_counter()
+    start = time.process_time()
     library, _ = compiler._compile_pyfunc_with_fixup(
         python_function(kernel),
         signature,
@@ -380,10 +385,10 @@ def compile_to_ptx(kernel, signature, archs, seconds: Counter | None = None) -> 
         launch_bounds=options.get("launch_bounds"),
         lto=False,
     )
-    lowered = time.perf_counter()
+    lowered = time.process_time()
     seconds["numba"] += lowered - start
     ptxes = {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
-    seconds["nvvm"] += time.perf_counter() - lowered
+    seconds["nvvm"] += time.process_time() - lowered
     return ptxes
 
 
@@ -394,8 +399,11 @@ def _first_lines(error: Exception, count: int = 12) -> str:
     return f"{type(error).__name__}: {text}"
 
 
-def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptx_dir: str | None = None):
-    """Compile each (kernel, signature) for each architecture; one result dict per configuration."""
+def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptxas_archs=(), ptx_dir=None):
+    """Compile each (kernel, signature) for each architecture; one result dict per configuration.
+
+    ptxas (its path, or None) assembles the PTX of the architectures in ptxas_archs.
+    """
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for entry in entries:
@@ -413,17 +421,24 @@ def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptx_dir: str
                 except Exception as error:
                     result["error"] = _first_lines(error)
                     ptxes = {}
-                start = time.perf_counter()
+                start = _children_cpu()
                 for arch, ptx in ptxes.items():
-                    result["ptx"][arch] = _check(ptx, arch, ptxas, folder)
+                    assembler = ptxas if arch in ptxas_archs else None
+                    result["ptx"][arch] = _check(ptx, arch, assembler, folder)
                     if ptx_dir:
                         _write_ptx(ptx_dir, result, arch, ptx)
-                seconds["ptxas"] += time.perf_counter() - start
+                seconds["ptxas"] += _children_cpu() - start
                 if result["error"] is None:
                     result["error"] = _per_architecture(result["ptx"])
-                result["seconds"] = {step: round(t, 3) for step, t in seconds.items()}
+                result["cpu_seconds"] = {step: round(t, 3) for step, t in seconds.items()}
                 results.append(result)
     return results
+
+
+def _children_cpu() -> float:
+    """CPU seconds the finished child processes (ptxas) used so far."""
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def _check(ptx: str, arch: str, ptxas: str | None, folder: str) -> dict:
@@ -473,26 +488,32 @@ def versions() -> dict:
 
 
 def compile_registry(
-    packages=(PACKAGE,), archs=tuple(ARCHITECTURES), *, use_ptxas=True, ptx_dir=None
+    packages=(PACKAGE,),
+    archs=tuple(ARCHITECTURES),
+    *,
+    ptxas_archs=PTXAS_ARCHITECTURES,
+    ptx_dir=None,
 ) -> dict:
     """The whole loop, in this (compile-only) process: the report run() returns."""
     start = time.perf_counter()
     runtime.compile_for(min(ARCHITECTURES[arch] for arch in archs))
     entries, problems = registry(packages)
-    ptxas = find_ptxas() if use_ptxas else None
-    results = compile_entries(entries, archs, ptxas, ptx_dir)
+    ptxas = find_ptxas() if ptxas_archs else None
+    results = compile_entries(entries, archs, ptxas, ptxas_archs, ptx_dir)
     return {
         "packages": list(packages),
         "archs": list(archs),
         "versions": versions(),
         "ptxas": ptxas,
+        "ptxas_archs": [arch for arch in archs if ptxas and arch in ptxas_archs],
         "kernels": len({id(e.kernel) for e in entries}),
         "configurations": len(results),
         "problems": problems,
         "results": results,
         "seconds": round(time.perf_counter() - start, 2),
-        "step_seconds": {
-            step: round(sum(r["seconds"].get(step, 0) for r in results), 2)
+        "cpu_seconds": round(time.process_time() + _children_cpu(), 2),
+        "step_cpu_seconds": {
+            step: round(sum(r["cpu_seconds"].get(step, 0) for r in results), 2)
             for step in ("numba", "nvvm", "ptxas")
         },
     }
@@ -521,21 +542,22 @@ def describe(report: dict, verbose: bool = False) -> str:
             state = "FAIL" if r["error"] else "ok  "
             lines.append(
                 f"{state} {r['module']}.{r['kernel']} {r['signature']}  "
-                f"{sum(r['seconds'].values()):.2f} s  {detail}".rstrip()
+                f"{sum(r['cpu_seconds'].values()):.2f} s  {detail}".rstrip()
             )
             if r["error"]:
                 lines += [f"     {line}" for line in r["error"].splitlines()]
     lines += [f"PROBLEM {p}" for p in report["problems"]]
     v = report["versions"]
     failed = sum(1 for r in report["results"] if r["error"])
-    steps = ", ".join(f"{step} {t:.1f} s" for step, t in report["step_seconds"].items())
+    steps = ", ".join(f"{step} {t:.1f}" for step, t in report["step_cpu_seconds"].items())
     lines.append(
         f"PTX: {report['kernels']} kernels, {report['configurations']} configurations x "
         f"{len(report['archs'])} architectures ({' '.join(report['archs'])}) in "
-        f"{report['seconds']:.1f} s ({steps}); {failed} failed, "
+        f"{report['seconds']:.1f} s, {report['cpu_seconds']:.1f} s of CPU ({steps}); "
+        f"{failed} failed, "
         f"{len(report['problems'])} registry problems "
         f"(numba {v['numba']}, numba-cuda {v['numba-cuda']}, numpy {v['numpy']}"
-        f"{'' if report['ptxas'] else '; no ptxas: PTX not assembled'})"
+        f"; ptxas for {' '.join(report['ptxas_archs']) or 'none'})"
     )
     return "\n".join(lines)
 
@@ -601,22 +623,26 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--json", help="write the whole report to this file")
     parser.add_argument("--ptx-dir", help="keep every PTX in this folder")
-    parser.add_argument("--no-ptxas", action="store_true", help="compile to PTX only")
+    parser.add_argument(
+        "--ptxas-arch",
+        default=",".join(PTXAS_ARCHITECTURES),
+        help="architectures ptxas assembles: a list, 'all' or 'none' (default: %(default)s)",
+    )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="a line for every configuration"
     )
     args = parser.parse_args(argv)
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
-    unknown = [a for a in archs if a not in ARCHITECTURES]
+    ptxas_archs = {"all": ",".join(archs), "none": ""}.get(args.ptxas_arch, args.ptxas_arch)
+    ptxas_archs = [a.strip() for a in ptxas_archs.split(",") if a.strip()]
+    unknown = [a for a in archs + ptxas_archs if a not in ARCHITECTURES]
     if unknown:
         parser.error(f"unknown architecture(s) {unknown}; known: {', '.join(ARCHITECTURES)}")
     if runtime.MODE != runtime.COMPILE_ONLY:  # numba is imported already: start afresh
         env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
         argv = sys.argv[1:] if argv is None else list(argv)
         return subprocess.call([sys.executable, "-m", "gpgpu_lessons.ptx", *argv], env=env)
-    report = compile_registry(
-        args.packages, archs, use_ptxas=not args.no_ptxas, ptx_dir=args.ptx_dir
-    )
+    report = compile_registry(args.packages, archs, ptxas_archs=ptxas_archs, ptx_dir=args.ptx_dir)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     print(describe(report, verbose=args.verbose))

@@ -163,8 +163,12 @@ def test_the_clean_samples_compile_with_their_shared_memory(samples_report):
         "scale_by_3",
         "squares",
     }  # factories, device functions
-    for facts in results_of(samples_report, CLEAN, "transpose_padded")[0]["ptx"].values():
-        assert facts["shared_bytes"] == facts["ptxas"]["shared_bytes"] == 32 * 33 * 4
+    assert samples_report["ptxas_archs"] == list(ptx.PTXAS_ARCHITECTURES)
+    padded = results_of(samples_report, CLEAN, "transpose_padded")[0]["ptx"]
+    assert all(facts["shared_bytes"] == 32 * 33 * 4 for facts in padded.values())
+    assert all(
+        padded[arch]["ptxas"]["shared_bytes"] == 32 * 33 * 4 for arch in ptx.PTXAS_ARCHITECTURES
+    )
 
 
 @pytest.mark.parametrize(
