@@ -21,7 +21,6 @@ sides and aligned arrays) and takes 4- and 8-byte elements, complex64 included.
 from __future__ import annotations
 
 import functools
-import types
 
 import numpy as np
 from numba import cuda
@@ -29,6 +28,7 @@ from numba import cuda
 from .. import launch, runtime
 from ..device.index import at
 from ..device.vector import load_vector, store_vector
+from ..specialise import python_function, specialise
 from . import shapes  # noqa: F401  (lets a local array be (TILE // ROWS, VEC) on a GPU)
 
 FOUR_BYTE = (np.float32, np.int32, np.uint32)
@@ -124,17 +124,6 @@ def copy_wide(a, out, group):
     store_runs(out, held, y, x)
 
 
-def _python_function(kernel):
-    """The Python function of a kernel or device function (GPU or simulator)."""
-    return getattr(kernel, "py_func", None) or kernel.fn
-
-
-def _with_constants(kernel, scope: dict):
-    """A copy of a kernel's function that reads its module constants from `scope`."""
-    fn = _python_function(kernel)
-    return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-
-
 @functools.cache
 def kernel_for(tile: int, rows: int, vec: int, pad: int = PAD, transpose: bool = True):
     """transpose_wide (or copy_wide) compiled with TILE, ROWS, VEC, PAD = tile, rows, vec, pad.
@@ -145,15 +134,17 @@ def kernel_for(tile: int, rows: int, vec: int, pad: int = PAD, transpose: bool =
     kernel = transpose_wide if transpose else copy_wide
     if (tile, rows, vec, pad if transpose else PAD) == (TILE, ROWS, VEC, PAD):
         return kernel
-    scope = {**globals(), "TILE": tile, "ROWS": rows, "VEC": vec, "PAD": pad}
-    for helper in (load_runs, store_runs):
-        scope[_python_function(helper).__name__] = cuda.jit(device=True, inline="always")(
-            _with_constants(helper, scope)
-        )
-    fn = _with_constants(kernel, scope)
-    name = f"{fn.__name__}_{tile}x{tile}_{tile // vec}x{rows}_vec{vec}"
-    fn.__name__ = fn.__qualname__ = name + (f"_pad{pad}" if transpose else "")
-    return cuda.jit(fn)
+    name = f"{python_function(kernel).__name__}_{tile}x{tile}_{tile // vec}x{rows}_vec{vec}"
+    return specialise(
+        kernel,
+        name + (f"_pad{pad}" if transpose else ""),
+        device_functions=(load_runs, store_runs),
+        inline_device_functions=True,
+        TILE=tile,
+        ROWS=rows,
+        VEC=vec,
+        PAD=pad,
+    )
 
 
 def _aligned(d, nbytes: int) -> bool:
