@@ -24,12 +24,12 @@ def test_tuning_refuses_the_simulator(capsys):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_chosen_constants_are_in_the_space_and_build(family):
+    """The constants in use lie in the searched space (which may add workload dimensions)."""
     tuning = FAMILIES[family]
-    chosen = tuning["chosen"]
-    assert set(chosen) == set(tuning["space"]), f"{family}: chosen names every tuned parameter"
+    chosen, space = tuning["chosen"], tuning["space"]
+    assert chosen and set(chosen) <= set(space), f"{family}: chosen names tuned parameters"
     for name, value in chosen.items():
-        assert value in tuning["space"][name], (
-            f"{family}: chosen {name}={value} is outside the space"
-        )
-    prepared, nbytes = tuning["case"](**chosen)
+        assert value in space[name], f"{family}: chosen {name}={value} is outside the space"
+    params = {name: chosen.get(name, values[0]) for name, values in space.items()}
+    prepared, nbytes = tuning["case"](**params)
     assert isinstance(prepared, launch.Launch) and nbytes > 0
