@@ -29,7 +29,9 @@ def test_chosen_constants_are_in_the_space_and_build(family):
     chosen, space = tuning["chosen"], tuning["space"]
     assert chosen and set(chosen) <= set(space), f"{family}: chosen names tuned parameters"
     for name, value in chosen.items():
-        assert value in space[name], f"{family}: chosen {name}={value} is outside the space"
-    params = {name: chosen.get(name, values[0]) for name, values in space.items()}
+        per_case = value.values() if isinstance(value, dict) else [value]   # a choice per workload
+        assert all(v in space[name] for v in per_case), f"{family}: chosen {name}={value} outside the space"
+    params = {name: values[0] if isinstance(chosen.get(name), dict) or name not in chosen else chosen[name]
+              for name, values in space.items()}
     prepared, nbytes = tuning["case"](**params)
     assert isinstance(prepared, launch.Launch) and nbytes > 0
