@@ -30,7 +30,7 @@ from numba import cuda, float32
 from .. import launch, runtime
 from ..device.index import at, clamp
 from . import checks
-from .filters import GAUSSIAN_5
+from .filters import GAUSSIAN_5, LAPLACIAN
 
 MEMORIES = ("global", "constant")
 
@@ -298,9 +298,10 @@ TUNING = {
 }
 
 IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")  # the image dtypes filter2d accepts
-NOTEBOOK_INSTANCES = (  # the instances the notebook times
+NOTEBOOK_INSTANCES = (  # the instances the notebook runs
     tiled_kernel(GAUSSIAN_5, memory="global"),
     tiled_kernel(GAUSSIAN_5, tile=CLAMPS_EVERYWHERE),
+    tiled_kernel(LAPLACIAN),
 )
 SIGNATURES = {
     kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
