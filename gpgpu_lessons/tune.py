@@ -1,6 +1,6 @@
 """Re-tune the fast kernels on a GPU: `python -m gpgpu_lessons.tune FAMILY [--quick]`.
 
-Each lesson's fast module describes what can be tuned in a `TUNING` dict::
+Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a tuple of them)::
 
     TUNING = {"family": "transpose",                 # the name given on the command line
               "space": {"tile": [32, 64], ...},      # each parameter and the values to try
@@ -38,8 +38,8 @@ def families() -> dict[str, dict]:
     for info in pkgutil.walk_packages(gpgpu_lessons.__path__, "gpgpu_lessons."):
         if not info.name.split(".")[1].startswith("l0") or not info.name.endswith("fast"):
             continue
-        tuning = getattr(importlib.import_module(info.name), "TUNING", None)
-        if tuning is not None:
+        tunings = getattr(importlib.import_module(info.name), "TUNING", ())
+        for tuning in (tunings,) if isinstance(tunings, dict) else tunings:   # one or several
             found[tuning["family"]] = {**tuning, "module": info.name}
     return found
 
