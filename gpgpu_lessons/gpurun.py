@@ -27,7 +27,8 @@ GPU_PYTHON = "3.12"
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64"]
 # numpy 2.5 breaks numba-cuda 0.30 on a GPU (the image ships 2.5); the rest executes notebooks.
-GPU_WHEELS = ["numpy>=2,<2.5", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "nbval>=0.11,<0.12"]
+GPU_WHEELS = ["numpy>=2,<2.5", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "nbval>=0.11,<0.12",
+              "hypothesis>=6.100,<7", "pytest-xdist>=3.6,<4"]
 ARCHIVE = "gpu-run.tar.gz"
 SITE = Path("/tmp/gpgpu-lessons-site")
 
@@ -103,7 +104,8 @@ def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeo
     steps = [("device", [python, "-m", "gpgpu_lessons"], "device.log")]
     if not skip_tests:
         steps.append(("tests on the GPU", [python, "-m", "pytest", "tests", "-q", "-o", "addopts=",
-                                           "-p", "no:cacheprovider"], "tests.log"))
+                                           "-p", "no:cacheprovider", "-n", "6", "--dist", "loadfile"],
+                      "tests.log"))
     profiling = "gpgpu_lessons.l03_bank_conflicts.profiling"
     if (ROOT / (profiling.replace(".", "/") + ".py")).exists():
         steps.append(("profiler counters (ncu)", [python, "-m", profiling], "profiling.log"))
