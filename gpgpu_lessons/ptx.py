@@ -109,10 +109,21 @@ def static_shared_bytes(ptx: str) -> int:
     return sum(size for _, size in declarations(ptx, "shared"))
 
 
+def loads_before_first_store(ptx: str) -> int:
+    """Global loads written before the first global store: the loads a thread has in flight."""
+    count = 0
+    for op in _MEMORY_INSTRUCTION.findall(ptx):
+        if op.startswith("st.global"):
+            break
+        count += op.startswith("ld.global")
+    return count
+
+
 def summary(ptx: str) -> dict:
     """The facts the checks read from one PTX (JSON-ready)."""
     return {
         "instructions": dict(memory_instructions(ptx)),
+        "loads_before_first_store": loads_before_first_store(ptx),
         "const_arrays": const_arrays(ptx),
         "local_bytes": local_bytes(ptx),
         "shared_bytes": static_shared_bytes(ptx),
@@ -174,11 +185,22 @@ CLAIMS = {
     "no .const table": _no_const_table,
     "in registers": _in_registers,
 }
-"""What a lesson may claim about a kernel's PTX, each a check of summary() facts (with ptxas's)."""
+"""What a lesson may claim about a kernel's PTX, each a check of summary() facts (with ptxas's);
+besides these, 'N loads before the first store' (N global loads in flight, e.g. '4 loads ...')."""
+_LOADS_FIRST = re.compile(r"(\d+) loads before the first store")
+
+
+def _loads_first(facts: dict, wanted: int) -> str | None:
+    found = facts["loads_before_first_store"]
+    if found >= wanted:
+        return None
+    return f"{found} global loads before the first global store, not {wanted}"
 
 
 def claim_problem(facts: dict, claim: str) -> str | None:
     """None when one PTX's facts show the claim (a key of CLAIMS); else what they show instead."""
+    if match := _LOADS_FIRST.fullmatch(claim):
+        return _loads_first(facts, int(match.group(1)))
     if claim not in CLAIMS:
         raise ValueError(f"unknown claim {claim!r}; known: {', '.join(CLAIMS)}")
     return CLAIMS[claim](facts)

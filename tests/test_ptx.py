@@ -22,6 +22,7 @@ SAMPLES = ("ptx_samples.clean", "ptx_samples.broken")
 # (module, kernel, signature or None for all of its signatures, claim of ptx.CLAIMS): what a
 # lesson says about a kernel's PTX, checked on every architecture.
 LESSONS = "gpgpu_lessons."
+F32_2D = "void(float32[:, ::1], float32[:, ::1], int64)"
 LESSON_CLAIMS = [
     # lesson 01: the best copy moves one 16-byte element per thread, in one load and one store
     (
@@ -32,30 +33,38 @@ LESSON_CLAIMS = [
     ),
     ("l01_coalescing.fast", "copy_unrolled", None, "in registers"),
     # lesson 02: the word kernels hold their words in registers, all loaded before the stores
+    # (formerly test_shared_memory.py::test_word_kernels_hold_their_words_in_registers, skipped
+    # without a GPU)
     ("l02_shared_memory.fast", "negative_words", None, "in registers"),
+    ("l02_shared_memory.fast", "negative_words", None, "4 loads before the first store"),
     ("l02_shared_memory.fast", "flip_vertical_words_4B_x4", None, "in registers"),
+    ("l02_shared_memory.fast", "flip_vertical_words_4B_x4", None, "4 loads before the first store"),
     ("l02_shared_memory.fast", "flip_vertical_words_16B_x4", None, "in registers"),
     ("l02_shared_memory.fast", "flip_vertical_words_16B_x4", None, "16-byte loads and stores"),
     ("l02_shared_memory.fast", "flip_horizontal_words_rgb_4B_x4", None, "in registers"),
-    # lesson 03: the wide transpose and copy move 2 or 4 neighbours per instruction
+    ("l02_shared_memory.fast", "flip_horizontal_words_gray_4B_x4", None, "in registers"),
     (
-        "l03_bank_conflicts.fast",
-        "transpose_wide_64x64_32x16_vec2_pad1",
-        "void(float32[:, ::1], float32[:, ::1], int64)",
-        "8-byte loads and stores",
+        "l02_shared_memory.fast",
+        "flip_horizontal_words_gray_4B_x4",
+        None,
+        "4 loads before the first store",
     ),
-    ("l03_bank_conflicts.fast", "transpose_wide_64x64_32x16_vec2_pad1", None, "in registers"),
+    # lesson 03: the wide transpose and copy move 2 (float32: 8 bytes) or 4 neighbours (16 bytes)
+    # per instruction, holding them in registers
+    ("l03_bank_conflicts.fast", "transpose_wide", F32_2D, "8-byte loads and stores"),
+    ("l03_bank_conflicts.fast", "transpose_wide", None, "in registers"),
+    ("l03_bank_conflicts.fast", "copy_wide", F32_2D, "8-byte loads and stores"),
     (
         "l03_bank_conflicts.fast",
-        "transpose_wide_8x8_2x2_vec4_pad1",
-        "void(float32[:, ::1], float32[:, ::1], int64)",
+        "transpose_wide_8x8_4x2_vec2_pad1",
+        "void(float64[:, ::1], float64[:, ::1], int64)",
         "16-byte loads and stores",
     ),
     (
         "l03_bank_conflicts.fast",
-        "copy_wide_64x64_32x16_vec2",
-        "void(float32[:, ::1], float32[:, ::1], int64)",
-        "8-byte loads and stores",
+        "transpose_wide_8x8_2x2_vec4_pad1",
+        F32_2D,
+        "16-byte loads and stores",
     ),
     # lesson 04: a lookup table in constant memory; small filters folded into the instructions
     ("l04_constant_memory.textbook", "tone_curve_constant", None, "a .const table"),
@@ -267,5 +276,7 @@ def test_ptx_text_helpers():
     assert ptx.claim_problem(facts, "16-byte loads and stores") is None
     assert ptx.claim_problem(facts, "a .const table") is None
     assert "16 bytes declared .local" in ptx.claim_problem(facts, "in registers")
+    assert ptx.claim_problem(facts, "2 loads before the first store") is None
+    assert "2 global loads before" in ptx.claim_problem(facts, "3 loads before the first store")
     with pytest.raises(ValueError, match="unknown claim"):
         ptx.claim_problem(facts, "fast")
