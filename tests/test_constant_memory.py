@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons import launch
+from gpgpu_lessons import launch, runtime
 from gpgpu_lessons.l04_constant_memory import checks, fast, filters, ptx, reference, textbook
 from gpgpu_lessons.l04_constant_memory.fast import Tile
 
@@ -287,6 +287,34 @@ def test_tall_lookup_runs_in_bands(rng, monkeypatch):
         textbook.lookup(image, filters.TONE_CURVE, memory="constant", block=(1, 8)),
         filters.TONE_CURVE[image],
     )
+
+
+TALL = 2**21 + 3  # rows: more than 65535 blocks along y for every wrapper's launch
+
+
+@pytest.mark.skipif(runtime.is_simulator(), reason="millions of threads: a GPU's job")
+@pytest.mark.parametrize(
+    "wrapper, kwargs",
+    [
+        (textbook.filter2d, {"memory": "global"}),
+        (textbook.filter2d, {"memory": "constant"}),
+        (textbook.filter2d_tiled, {}),
+        (fast.filter2d, {}),
+    ],
+)
+def test_gpu_filters_tall_and_wide_images(rng, wrapper, kwargs):
+    for shape in ((TALL, 1), (1, TALL)):
+        image = image_of(rng, shape)
+        assert_filtered(wrapper(image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5)
+
+
+@pytest.mark.skipif(runtime.is_simulator(), reason="millions of threads: a GPU's job")
+def test_gpu_looks_up_tall_and_wide_images(rng):
+    for shape in ((TALL, 1), (1, TALL)):
+        image = rng.integers(0, 256, size=shape, dtype=np.uint8)
+        for memory in ("global", "constant"):
+            got = textbook.lookup(image, filters.TONE_CURVE, memory=memory)
+            np.testing.assert_array_equal(got, filters.TONE_CURVE[image])
 
 
 @pytest.mark.parametrize("name", WRAPPERS)
