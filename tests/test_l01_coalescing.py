@@ -310,9 +310,11 @@ def test_every_kernel_is_registered(module):
     assert kernels and kernels <= set(module.SIGNATURES)
 
 
-def test_the_tuning_tool_finds_the_copy_and_its_chosen_launch_builds():
-    assert tune.families()["copy"]["module"] == fast.__name__
-    for tuning in (fast.TUNING, fast.TUNING_DOT):
+def test_the_tuning_tool_finds_the_copy_and_the_dot_and_their_chosen_launches_build():
+    families = tune.families()
+    assert families["copy"]["module"] == families["dot"]["module"] == fast.__name__
+    assert fast.TUNING == (fast.COPY_TUNING, fast.DOT_TUNING)
+    for tuning in fast.TUNING:
         assert set(tuning["chosen"]) == set(tuning["space"])
         assert all(v in tuning["space"][k] for k, v in tuning["chosen"].items())
         prepared, nbytes = tuning["case"](**tuning["chosen"])

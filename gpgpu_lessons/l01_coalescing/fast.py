@@ -19,8 +19,8 @@ gpgpu_lessons/recorded/nvidia-h200.json, experiments 01_coalescing/copy_variants
 dot_variants). Copy: 16-byte elements, one per thread, exact grid, 4258 GB/s = 1.00x CuPy's copy
 (8 B: 3887, 4 B: 2709; 2 x 8 B and 4 x 4 B per thread: 4258 and 4246; 4 x 16 B: 4054;
 grid-stride, 16 B: 3967). Dot: 256 threads, 4 loads in flight, 4 waves: 3464 GB/s = 2.46x
-cupy.dot. `python -m gpgpu_lessons.tune copy` re-times TUNING's space on a GPU; TUNING_DOT
-describes the dot's space in the same form.
+cupy.dot. `python -m gpgpu_lessons.tune copy` (or `dot`) re-times COPY_TUNING's (DOT_TUNING's)
+space on a GPU; `TUNING` lists both for the tool.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from ..device.vector import load_vector, store_vector
 from ..specialise import specialise
 from . import textbook
 
-BLOCK = 256  # threads per copy block (chosen: TUNING)
-ELEMENT_BYTES = 16  # bytes per wide element of the default copy (chosen: TUNING)
+BLOCK = 256  # threads per copy block (chosen: COPY_TUNING)
+ELEMENT_BYTES = 16  # bytes per wide element of the default copy (chosen: COPY_TUNING)
 UNROLL = 4  # wide elements per thread of copy_unrolled
 WAVES = 4  # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once
-DOT_BLOCK = 256  # threads per block of the dot (chosen: TUNING_DOT)
-DOT_UNROLL = 4  # element pairs loaded before they are added (chosen: TUNING_DOT)
-DOT_WAVES = 4  # the dot's grid, in rounds of resident blocks (chosen: TUNING_DOT)
+DOT_BLOCK = 256  # threads per block of the dot (chosen: DOT_TUNING)
+DOT_UNROLL = 4  # element pairs loaded before they are added (chosen: DOT_TUNING)
+DOT_WAVES = 4  # the dot's grid, in rounds of resident blocks (chosen: DOT_TUNING)
 WIDE = {4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 VARIANTS = ("vectors", "unrolled", "grid_stride")
 
@@ -185,14 +185,14 @@ def _tuning_arrays():
 
 
 def _copy_case(element_bytes, variant, block):
-    """One copy configuration of TUNING's space: (its launch, bytes moved)."""
+    """One copy configuration of COPY_TUNING's space: (its launch, bytes moved)."""
     d_a, d_out = _tuning_arrays()
     o = launch.device_output(d_out, d_a.shape, d_a.dtype, inputs=(d_a,))
     return _copy_launch(d_a, o, False, element_bytes, variant, block), 2 * d_a.nbytes
 
 
 def _dot_case(block, unroll, waves):
-    """One dot configuration of TUNING_DOT's space: (its launch, bytes moved)."""
+    """One dot configuration of DOT_TUNING's space: (its launch, bytes moved)."""
     d_x, d_y = _tuning_arrays()
     o = launch.device_output(None, (1,), d_x.dtype)
     kernel = dot_block_tree
@@ -203,18 +203,19 @@ def _dot_case(block, unroll, waves):
     return _dot_launch(d_x, d_y, o, False, kernel, block, unroll, waves), 2 * d_x.nbytes
 
 
-TUNING = {
+COPY_TUNING = {
     "family": "copy",
     "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS), "block": [128, 256, 512]},
     "chosen": {"element_bytes": ELEMENT_BYTES, "variant": "vectors", "block": BLOCK},
     "case": _copy_case,
 }
-TUNING_DOT = {
+DOT_TUNING = {
     "family": "dot",
     "space": {"block": [128, 256, 512], "unroll": [1, 2, 4, 8], "waves": [1, 2, 4, 8]},
     "chosen": {"block": DOT_BLOCK, "unroll": DOT_UNROLL, "waves": DOT_WAVES},
     "case": _dot_case,
 }
+TUNING = (COPY_TUNING, DOT_TUNING)  # what python -m gpgpu_lessons.tune finds
 
 _WIDE_VECTORS = [f"{t.name}[::1]" for t in WIDE.values()]
 SIGNATURES = {
