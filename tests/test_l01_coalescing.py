@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from numba import cuda
 
 from gpgpu_lessons import launch, tune
-from gpgpu_lessons.l01_coalescing import fast, figures, textbook
+from gpgpu_lessons.l01_coalescing import fast, figures, textbook, tracing
+from gpgpu_lessons.timing import SIMULATED, Timing
 
 
 def poisoned(n, dtype=np.float32):
@@ -23,31 +24,115 @@ def numbered(n, dtype=np.float32):
     return np.arange(1, n + 1).astype(dtype)
 
 
-# ---- the warp-request picture --------------------------------------------------------------
+# ---- the tracer on the lesson's own launches, and the pictures drawn from it ----------------
+
+
+@pytest.fixture(scope="module")
+def traced_copies():
+    return tracing.copies(strides=(1, 2, 8, 32), offsets=(0, 1))
 
 
 @pytest.mark.parametrize(
-    "kind, value, sectors",
+    "label, sectors",
     [
-        ("stride", 1, 4),
-        ("stride", 2, 8),
-        ("stride", 8, 32),
-        ("stride", 32, 32),
-        ("offset", 0, 4),
-        ("offset", 1, 5),
-        ("chunked", 0, 32),
-        ("wide", 16, 16),
-        ("wide", 8, 8),
+        ("stride 1", 4),
+        ("stride 2", 8),
+        ("stride 8", 32),
+        ("stride 32", 32),
+        ("offset 0", 4),
+        ("offset 1", 5),
     ],
 )
-def test_sectors_a_warp_touches(kind, value, sectors):
-    assert len(figures.sectors_touched(figures.warp_bytes(kind, value))) == sectors
+def test_traced_copies_move_the_sectors_the_lesson_says(traced_copies, label, sectors):
+    """A float32 warp request ideally moves 4 sectors; the strided copy 32, a misaligned one 5."""
+    traced = traced_copies[label]
+    assert traced.sectors_per_request == sectors
+    assert traced.ideal_sectors == 4
+    assert traced.requests_per_kib == 8  # 32 lanes x 4 bytes per request
+    assert figures.sectors_touched(traced.lane_bytes()) == sorted(
+        {start // 32 for start, _ in traced.lane_bytes()}
+    )
 
 
-def test_the_picture_draws_and_bad_kinds_are_named():
-    assert figures.draw_warp_requests({"stride 1": ("stride", 1), "wide": ("wide", 16)}).axes
-    with pytest.raises(ValueError, match="kind must be"):
-        figures.warp_bytes("diagonal")
+def test_lane_bytes_follow_the_index_lines(traced_copies):
+    assert traced_copies["stride 32"].lane_bytes() == [(128 * lane, 4) for lane in range(32)]
+    assert traced_copies["offset 1"].lane_bytes() == [(4 * (lane + 1), 4) for lane in range(32)]
+    assert traced_copies["stride 1"].lane_bytes(warp=1) == [(4 * lane, 4) for lane in range(32, 64)]
+
+
+def test_wide_elements_move_the_same_sectors_in_fewer_requests():
+    traced = tracing.wide_copies()
+    assert [t.sectors_per_request for t in traced.values()] == [4, 8, 16]
+    assert [t.ideal_sectors for t in traced.values()] == [4, 8, 16]
+    assert [t.requests_per_kib for t in traced.values()] == [8, 4, 2]
+    assert traced["16-byte elements"].lane_bytes()[:2] == [(0, 16), (16, 16)]
+
+
+def test_the_seed_chunked_dot_is_uncoalesced_and_the_best_dot_coalesced():
+    seed = tracing.seed_dots()
+    assert seed["many blocks, coalesced"].sectors_per_request == 4
+    assert seed["many blocks, chunked"].sectors_per_request == 32  # lanes 8 elements apart
+    assert tracing.best_dot().sectors_per_request == 4
+    assert not seed["many blocks, chunked"].trace.hazards
+
+
+def test_a_launch_without_one_global_load_line_is_refused():
+    x = tracing.random_floats(64)
+    with pytest.raises(ValueError, match="on 0 lines, not one"):
+        tracing.trace_launch(fast.dot.prepare(x, x), step=0)  # the step that clears the total
+
+
+@pytest.mark.parametrize(
+    "lane_bytes, sectors",
+    [
+        ([(4 * lane, 4) for lane in range(32)], 4),
+        ([(4 * lane + 4, 4) for lane in range(32)], 5),
+        ([(128 * lane, 4) for lane in range(32)], 32),
+        ([(16 * lane, 16) for lane in range(32)], 16),
+        ([(0, 4)] * 32, 1),
+    ],
+)
+def test_sectors_touched(lane_bytes, sectors):
+    assert len(figures.sectors_touched(lane_bytes)) == sectors
+
+
+def test_the_picture_draws_traced_requests_and_says_what_each_costs(traced_copies):
+    fig = figures.draw_warp_requests(
+        {label: traced_copies[label].lane_bytes() for label in ("stride 1", "stride 32")}
+    )
+    notes = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    assert notes == ["4 sectors · 100% used", "32 sectors · 12% used"]
+    assert fig.get_figwidth() >= 12
+
+
+def gpu_timing(name, ms, nbytes=2**31):
+    return Timing(name, [ms], nbytes)
+
+
+def test_traced_and_measured_draws_both_halves(traced_copies):
+    chosen = {k: traced_copies[k] for k in ("stride 1", "stride 32")}
+    measured = {"stride 1": gpu_timing("a", 0.84), "stride 32": gpu_timing("b", 12.8)}
+    ceiling = gpu_timing("device-to-device copy", 0.53)
+    fig = figures.traced_and_measured(
+        chosen, measured, title="Copies", size="2^28 float32", ceiling=ceiling
+    )
+    left, right = fig.axes
+    assert "Copies · 2^28 float32" in left.get_title(loc="left")
+    assert [t.get_text() for t in left.texts] == [" 32 (ideal 4)", " 4 (ideal 4)"]
+    assert any("GB/s" in t.get_text() for t in right.texts)
+    assert "device-to-device copy" in right.get_xlabel()
+    simulated = {k: Timing(k, [1.0], 2**31, clock=SIMULATED) for k in chosen}
+    fig = figures.traced_and_measured(
+        chosen, simulated, title="Copies", size="2^10 float32", ceiling=ceiling, metric="requests"
+    )
+    assert "recorded yet" in fig.axes[1].texts[0].get_text()
+    assert figures.NOT_MEASURED in fig.axes[0].get_title(loc="left")
+    with pytest.raises(ValueError, match="name different kernels"):
+        figures.traced_and_measured(chosen, {}, title="t", size="s", ceiling=ceiling)
+    with pytest.raises(ValueError, match="metric must be"):
+        figures.traced_and_measured(
+            chosen, measured, title="t", size="s", ceiling=ceiling, metric="bytes"
+        )
 
 
 # ---- textbook copies -----------------------------------------------------------------------

@@ -4,6 +4,9 @@
   stride between neighbouring threads, a misaligned start) and seed 004's dot products
   (1 thread, 32, many blocks, each thread its own chunk), with their wrappers;
 - `fast`: reaching the ceiling: wide elements, several loads in flight, the grid, and the
-  dot product with a block tree and one atomic per block; `TUNING` (the copy and the dot) for the tuning tool;
-- `figures`: which 32-byte sectors one warp's request touches.
+  dot product with a block tree and one atomic per block; `TUNING` (the copy's and the dot's)
+  for the tuning tool;
+- `tracing`: the lesson's own launches traced on small arrays (sectors per warp request);
+- `figures`: which 32-byte sectors one warp's load touches, and the traced counts beside the
+  GPU's bandwidths.
 """

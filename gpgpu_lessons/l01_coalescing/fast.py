@@ -127,7 +127,7 @@ def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launc
                     "slice?): wide accesses need aligned addresses; use a smaller "
                     "element_bytes, textbook.copy, or copy it to a fresh device array"
                 )
-    bulk = d_a.nbytes // element_bytes * element_bytes // d_a.itemsize  # elements in wide ones
+    bulk = d_a.nbytes // element_bytes * element_bytes // d_a.dtype.itemsize  # in wide elements
     steps = []
     if bulk:
         src, dst = d_a[:bulk].view(WIDE[element_bytes]), o.device[:bulk].view(WIDE[element_bytes])
