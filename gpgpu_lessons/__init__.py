@@ -3,6 +3,7 @@
 Importing it chooses a real GPU or Numba's CUDA simulator (before Numba is imported) and prints
 one line that says which, and why (unless GPGPU_LESSONS_QUIET=1, for tools that run no kernel).
 """
+
 import os
 
 from . import runtime
@@ -11,6 +12,8 @@ if runtime.MODE == runtime.SIMULATOR:
     from . import simwarp
 
     simwarp.install()  # warp intrinsics (shfl_*_sync, ballot_sync, ...) for the simulator
+else:
+    from . import shapes  # noqa: F401  shared and local arrays may be shaped (TILE, TILE + 1)
 
 if os.environ.get("GPGPU_LESSONS_QUIET", "") != "1":
     print(runtime.mode_line())
@@ -22,5 +25,6 @@ def __getattr__(name: str):
     """`trace_kernel`, imported on first use (the tracer loads the simulator's machinery)."""
     if name == "trace_kernel":
         from .trace import trace_kernel
+
         return trace_kernel
     raise AttributeError(f"module 'gpgpu_lessons' has no attribute {name!r}")

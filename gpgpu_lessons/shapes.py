@@ -2,9 +2,10 @@
 
 Numba types the shape of `cuda.shared.array` / `cuda.local.array` only when every size is an
 integer literal: a module constant is one, but `TILE + 1` is typed as a plain int64 and the
-GPU compiler rejects it (the simulator, which runs Python, accepts it). Importing this module
-registers a rewrite that folds such sizes (+, -, * and // of integer constants) into literals
-before type inference, so a kernel can show the padding where it happens, as CUDA C does with
+GPU compiler rejects it (the simulator, which runs Python, accepts it). `import gpgpu_lessons`
+imports this module on a GPU (and in compile-only mode); it registers a rewrite that folds such
+sizes (+, -, * and // of integer constants) into literals before type inference, so a kernel
+can show the padding where it happens, as CUDA C does with
 `__shared__ float tile[TILE_DIM][TILE_DIM + 1];`. Nothing else in a kernel is changed.
 """
 
@@ -14,7 +15,7 @@ import operator
 
 from numba import cuda
 
-from .. import runtime
+from . import runtime
 
 FOLDED = {operator.add, operator.sub, operator.mul, operator.floordiv}
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gpgpu_lessons import launch, tune
+from gpgpu_lessons import launch, runtime, tune
 
 FAMILIES = tune.families()
 
@@ -17,6 +17,7 @@ def test_list_prints_every_family(capsys):
     assert all(name in printed for name in FAMILIES)
 
 
+@pytest.mark.skipif(not runtime.is_simulator(), reason="the simulator's refusal")
 def test_tuning_refuses_the_simulator(capsys):
     assert tune.main(["anything"]) == 2
     assert "measures a GPU" in capsys.readouterr().err
@@ -29,9 +30,15 @@ def test_chosen_constants_are_in_the_space_and_build(family):
     chosen, space = tuning["chosen"], tuning["space"]
     assert chosen and set(chosen) <= set(space), f"{family}: chosen names tuned parameters"
     for name, value in chosen.items():
-        per_case = value.values() if isinstance(value, dict) else [value]   # a choice per workload
-        assert all(v in space[name] for v in per_case), f"{family}: chosen {name}={value} outside the space"
-    params = {name: values[0] if isinstance(chosen.get(name), dict) or name not in chosen else chosen[name]
-              for name, values in space.items()}
+        per_case = value.values() if isinstance(value, dict) else [value]  # a choice per workload
+        assert all(v in space[name] for v in per_case), (
+            f"{family}: chosen {name}={value} outside the space"
+        )
+    params = {
+        name: values[0]
+        if isinstance(chosen.get(name), dict) or name not in chosen
+        else chosen[name]
+        for name, values in space.items()
+    }
     prepared, nbytes = tuning["case"](**params)
     assert isinstance(prepared, launch.Launch) and nbytes > 0

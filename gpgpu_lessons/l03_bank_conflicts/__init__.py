@@ -4,6 +4,5 @@
 - `fast`: the transpose at the copy ceiling (wide accesses, block order) and `transpose()`;
 - `applications`: why transposes matter (separable filter, 2-D FFT);
 - `banks`: which bank each lane hits (the hand-made model); `figures`: its pictures;
-- `profiling`: Nsight Compute's counters beside the model (`python -m` it on a GPU);
-- `shapes`: lets a shared tile be declared `(TILE, TILE + 1)` on a GPU.
+- `profiling`: Nsight Compute's counters beside the model (`python -m` it on a GPU).
 """

@@ -29,7 +29,6 @@ from .. import launch, runtime
 from ..device.index import at
 from ..device.vector import load_vector, store_vector
 from ..specialise import python_function, specialise
-from . import shapes  # noqa: F401  (lets a local array be (TILE // ROWS, VEC) on a GPU)
 
 FOUR_BYTE = (np.float32, np.int32, np.uint32)
 EIGHT_BYTE = (np.float64, np.int64, np.uint64, np.complex64)

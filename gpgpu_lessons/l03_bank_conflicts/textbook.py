@@ -14,7 +14,6 @@ import numpy as np
 from numba import cuda, float32
 
 from .. import launch
-from . import shapes  # noqa: F401  (lets a shared tile be (TILE, TILE + 1) on a GPU)
 
 TILE = 32  # a block moves a TILE x TILE tile ...
 ROWS = 8  # ... with TILE x ROWS threads: each thread moves TILE / ROWS elements

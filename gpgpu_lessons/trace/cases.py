@@ -588,3 +588,25 @@ RACES = [
     ),
     Case("verify_barrier", verify_barrier, _per_block("a", "out"), "clean"),
 ]
+
+
+def _numba_type(value) -> str:
+    """The signature text of one launch argument: a C-contiguous array or a scalar."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}[{', '.join([':'] * (value.ndim - 1) + ['::1'])}]"
+    return "float64" if isinstance(value, float) else "int64"
+
+
+def _signatures() -> dict:
+    """Every case's kernel with the signature its small inputs give it (for the PTX registry)."""
+    found: dict = {}
+    for case in COUNTS + RACES:
+        _, _, args = case.make(np.random.default_rng(0))
+        signature = f"void({', '.join(_numba_type(a) for a in args)})"
+        found.setdefault(case.kernel, [])
+        if signature not in found[case.kernel]:
+            found[case.kernel].append(signature)
+    return found
+
+
+SIGNATURES = _signatures()
