@@ -391,27 +391,29 @@ def compile_to_ptx(kernel, signature, archs, seconds: Counter | None = None) -> 
     seconds = Counter() if seconds is None else seconds
     options = kernel.targetoptions
     ccs = {arch: ARCHITECTURES[arch] for arch in archs}
-    start = time.process_time()
-    library, _ = compiler._compile_pyfunc_with_fixup(
-        python_function(kernel),
-        signature,
-        device=False,
-        abi="numba",
-        abi_info=None,
-        cc=min(ccs.values()),
-        debug=options.get("debug"),
-        lineinfo=options.get("lineinfo", False),
-        fastmath=options.get("fastmath", False),
-        opt=options.get("opt"),
-        forceinline=False,
-        launch_bounds=options.get("launch_bounds"),
-        lto=False,
-    )
-    lowered = time.process_time()
-    seconds["numba"] += lowered - start
-    ptxes = {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
-    seconds["nvvm"] += time.process_time() - lowered
-    return ptxes
+    step, start = "numba", time.process_time()
+    try:
+        library, _ = compiler._compile_pyfunc_with_fixup(
+            python_function(kernel),
+            signature,
+            device=False,
+            abi="numba",
+            abi_info=None,
+            cc=min(ccs.values()),
+            debug=options.get("debug"),
+            lineinfo=options.get("lineinfo", False),
+            fastmath=options.get("fastmath", False),
+            opt=options.get("opt"),
+            forceinline=False,
+            launch_bounds=options.get("launch_bounds"),
+            lto=False,
+        )
+        lowered = time.process_time()
+        seconds[step] += lowered - start
+        step, start = "nvvm", lowered
+        return {arch: "\n".join(library.get_asm_strs(cc=cc)) for arch, cc in ccs.items()}
+    finally:
+        seconds[step] += time.process_time() - start
 
 
 def _first_lines(error: Exception, count: int = 12) -> str:

@@ -1,12 +1,12 @@
 """Kernels the compile loop must reject, each for a reason only a GPU compilation shows."""
 
+import numpy as np
 from llvmlite import ir
 from numba import cuda, float32, types
 from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
 
 TOO_MANY = 13_000  # 13,000 float32 = 52,000 bytes of shared memory > 48 KiB
-TILE = 32
 
 
 @intrinsic
@@ -40,11 +40,11 @@ def too_much_shared(a):
 
 
 @cuda.jit
-def shape_from_expression(a):
-    """A shared array shaped (TILE, TILE + 1): the simulator accepts it, Numba's typing does not."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
-    tile[0, 0] = a[0]
-    a[0] = tile[0, 0]
+def allocates_an_array(a):
+    """np.zeros inside a kernel: the simulator runs it as Python, Numba's CUDA target cannot."""
+    scratch = np.zeros(4, np.float32)
+    scratch[0] = a[0]
+    a[0] = scratch[0] + 1
 
 
 @cuda.jit
@@ -56,5 +56,5 @@ def unregistered(a):
 SIGNATURES = {
     wrong_intrinsic_type: ["void(float32[::1], float32[::1])"],
     too_much_shared: ["void(float32[::1])"],
-    shape_from_expression: ["void(float32[::1])"],
+    allocates_an_array: ["void(float32[::1])"],
 }
