@@ -3,6 +3,7 @@
 - `textbook`: the kernels of the story (copy, naive, tiled, padded; seed 000's 16 x 16 ones);
 - `fast`: the transpose at the copy ceiling (wide accesses, block order) and `transpose()`;
 - `applications`: why transposes matter (separable filter, 2-D FFT);
-- `banks`: which bank each lane hits (the hand-made model); `figures`: its pictures;
-- `profiling`: Nsight Compute's counters beside the model (`python -m` it on a GPU).
+- `banks`: wavefronts, sectors and the bank of each lane, traced from the kernels themselves
+  (the kernel tracer, `gpgpu_lessons.trace`); `figures`: the lesson's pictures;
+- `profiling`: Nsight Compute's counters (`python -m` it on a GPU) beside the tracer's.
 """

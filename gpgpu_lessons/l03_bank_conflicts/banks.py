@@ -1,248 +1,149 @@
-"""Which shared-memory bank each lane of a warp hits, for the transposes of lesson 03.
+"""Which shared-memory bank each lane of lesson 03's transposes hits, traced from the kernels.
 
-Shared memory is 32 banks of 4 bytes: byte address b lives in bank (b // 4) % 32. A warp's
-request is served in *wavefronts*: lanes touching different 4-byte words of the same bank
-must take turns (an n-way conflict costs n wavefronts); lanes reading the same word share it.
-Elements of 8 bytes are served half a warp at a time (16 lanes x 8 bytes = 128 bytes), so a
-conflict-free 8-byte request takes 2 wavefronts.
-
-Global memory moves 32-byte sectors: a warp's request costs as many sectors as distinct
-32-byte pieces its lanes touch (4 for 32 neighbouring floats, 32 for a column of floats).
-
-``requests`` lists the shared and global requests of one block of a transpose kernel, with the
-indices the kernels use (a thread (tx, ty) moves tile rows ty, ty + ROWS, ...; a shared tile of
-TILE x (TILE + pad) elements is stored row by row: ``tile_slot``); ``predict`` turns them into
-the numbers Nsight Compute measures (``profiling``). The kernel tracer of issue 16 will measure
-the same from the kernels themselves; this hand-made model is what it replaces.
+The bank rule (32 banks of 4 bytes; lanes that want different words of one bank take turns, one
+wavefront each) lives in the kernel tracer, `gpgpu_lessons.trace.model`. This module runs the
+launches the lesson's wrappers build through `trace_kernel`, on a small matrix of whole tiles,
+and hands the lesson what it shows: wavefronts and sectors per warp request of each kernel (the
+numbers Nsight Compute measures, see `profiling`), the lanes of one tile-column read and the bank
+of every slot of the tile (`figures`), and seed 003's worked 4 x 4 example.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
-from dataclasses import dataclass
+import functools
 
-from . import fast
-from .textbook import ROWS, TILE
+import numpy as np
 
-BANKS = 32
-BANK_BYTES = 4
-WARP = 32
-SECTOR_BYTES = 32
-REQUEST_BYTES = BANKS * BANK_BYTES  # one wavefront serves at most 128 bytes
+from .. import launch
+from ..specialise import specialise
+from ..trace import Trace, trace_kernel
+from ..trace.model import bank_of
+from . import fast, textbook
 
+SIDE = 64  # traced matrices are SIDE x SIDE: whole tiles for the 16-, 32- and 64-wide tiles
+# The lesson's launches, name -> (wrapper, dtype); the wrappers build exactly what the lesson times
+KERNELS = {
+    "copy 32x8": (textbook.tile_copy, np.float32),
+    "naive 32x8": (textbook.naive, np.float32),
+    "tiled 32x8": (textbook.tiled, np.float32),
+    "padded 32x8": (textbook.padded, np.float32),
+    "wide 32x16 (64x64 tile)": (fast.wide, np.float32),
+    "seed naive 16x16": (textbook.seed_naive, np.float32),
+    "seed tiled 16x16": (textbook.seed_tiled, np.float32),
+    "seed padded 16x16": (textbook.seed_padded, np.float32),
+    "fast.transpose, float64 (32x33 tile)": (fast.transpose, np.float64),
+}
+# (space, op) of a traced line -> what Nsight Compute calls the same count per warp request
+RATIOS = {
+    ("shared", "load"): "shared ld wavefronts / instr",
+    ("shared", "store"): "shared st wavefronts / instr",
+    ("global", "load"): "global ld sectors / request",
+    ("global", "store"): "global st sectors / request",
+}
 
-def bank_of(byte_address: int, banks: int = BANKS) -> int:
-    """The bank that holds this byte of shared memory."""
-    return (byte_address // BANK_BYTES) % banks
-
-
-def wavefronts(byte_addresses, size: int = 4, banks: int = BANKS) -> int:
-    """Wavefronts a request of `size`-byte lanes needs (n-way conflicts summed over phases)."""
-    lanes_per_phase = max(1, banks * BANK_BYTES // size)
-    total = 0
-    for start in range(0, len(byte_addresses), lanes_per_phase):
-        words = defaultdict(set)  # bank -> distinct 4-byte words wanted from it
-        for address in byte_addresses[start : start + lanes_per_phase]:
-            for word in range(address // BANK_BYTES, (address + size - 1) // BANK_BYTES + 1):
-                words[word % banks].add(word)
-        total += max(len(w) for w in words.values())
-    return total
-
-
-def ideal_wavefronts(lanes: int, size: int = 4, banks: int = BANKS) -> int:
-    """Wavefronts the same request needs without conflicts: its bytes / 128."""
-    return max(1, math.ceil(lanes * size / (banks * BANK_BYTES)))
+# Seed 003's worked example: the padded transpose on 4 x 4 tiles of an 8 x 8 matrix (4 x 5 slots)
+SEED_003 = specialise(textbook.transpose_padded, "transpose_padded_4x4", TILE=4, ROWS=4)
 
 
-def sectors(byte_addresses, size: int = 4) -> int:
-    """Distinct 32-byte sectors a global-memory request touches."""
-    step = min(size, SECTOR_BYTES)
-    return len({b // SECTOR_BYTES for a in byte_addresses for b in range(a, a + size, step)})
+def launch_step(wrapper, shape=(SIDE, SIDE), dtype=np.float32) -> launch.Step:
+    """The one kernel launch `wrapper` builds for a random matrix of `shape` and `dtype`."""
+    a = np.random.default_rng(3).random(shape).astype(dtype)
+    steps = wrapper.prepare(a).steps
+    if len(steps) != 1:
+        raise ValueError(f"{wrapper.__name__} launches {len(steps)} kernels on {shape}; trace one")
+    return steps[0]
 
 
-def tile_slot(row: int, col: int, width: int) -> int:
-    """Position of element (row, col) in a shared tile of `width` columns, stored row by row."""
-    return row * width + col
+def trace(name: str, *, blocks=(0,)) -> Trace:
+    """Trace the lesson's launch `name` (a key of KERNELS) on SIDE x SIDE: its first block only."""
+    if name not in KERNELS:
+        raise KeyError(f"{name!r} is not one of the lesson's launches: {sorted(KERNELS)}")
+    return _trace(name, tuple(blocks))
 
 
-def warp_lanes(threads: tuple[int, int], warp: int = 0) -> list[tuple[int, int]]:
-    """(threadIdx.x, threadIdx.y) of the lanes of one warp: x varies fastest."""
-    bx, by = threads
-    first = warp * WARP
-    return [(t % bx, t // bx) for t in range(first, min(first + WARP, bx * by))]
+@functools.lru_cache(maxsize=len(KERNELS))
+def _trace(name: str, blocks: tuple) -> Trace:
+    """The same launch traces the same everywhere: trace it once per process."""
+    wrapper, dtype = KERNELS[name]
+    step = launch_step(wrapper, (SIDE, SIDE), dtype)
+    return trace_kernel(step.kernel, step.grid, step.block, *step.args, blocks=list(blocks))
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One transpose kernel and its launch shape, as the textbook and fast modules run it."""
-
-    kind: str  # "copy", "naive", "shared" (pad 0 = tiled, pad 1 = padded) or "wide"
-    tile: int = TILE
-    rows: int = ROWS
-    pad: int = 0
-    vec: int = 1  # "wide": neighbouring elements each thread moves per global access
-
-    @property
-    def threads(self) -> tuple[int, int]:
-        return (self.tile // self.vec, self.rows)
-
-    @property
-    def label(self) -> str:
-        tx, ty = self.threads
-        name = {"copy": "copy", "naive": "naive", "wide": "wide"}.get(
-            self.kind, "padded" if self.pad else "tiled"
-        )
-        return f"{name} {tx}x{ty}" + (f" ({self.tile}x{self.tile} tile)" if self.tile != tx else "")
-
-
-WIDE = Variant("wide", fast.TILE, fast.ROWS, fast.PAD, fast.VEC)
-
-
-@dataclass(frozen=True)
-class Request:
-    """One warp-wide memory instruction: where each lane goes."""
-
-    space: str  # "shared" or "global"
-    op: str  # "ld" or "st"
-    elements: tuple  # element index of each lane (shared: tile slot; global: row-major index)
-    size: int  # bytes per lane
-
-    @property
-    def addresses(self) -> list[int]:
-        return [e * self.size for e in self.elements]
-
-    @property
-    def cost(self) -> int:
-        """Wavefronts (shared) or sectors (global) this request needs."""
-        if self.space == "shared":
-            return wavefronts(self.addresses, self.size)
-        return sectors(self.addresses, self.size)
-
-    @property
-    def ideal(self) -> int:
-        if self.space == "shared":
-            return ideal_wavefronts(len(self.elements), self.size)
-        return math.ceil(len(self.elements) * self.size / SECTOR_BYTES)
-
-
-def requests(
-    variant: Variant,
-    shape: tuple[int, int],
-    itemsize: int = 4,
-    block: tuple[int, int] | None = None,
-) -> list[Request]:
-    """Every warp instruction that touches memory in one block (default: mid-grid)."""
-    h, w = shape
-    tile, width = variant.tile, variant.tile + variant.pad
-    bx, by = block if block is not None else (w // tile // 2, h // tile // 2)
-    x0, y0 = bx * tile, by * tile
-    warps = math.ceil(variant.threads[0] * variant.threads[1] / WARP)
-    found = []
-    for phase in ("read", "write"):
-        for warp in range(warps):
-            lanes = warp_lanes(variant.threads, warp)
-            for j in range(0, tile, variant.rows):
-                # tile row ty + j, as in the kernels' loops over j
-                rows = [(tx, ty + j) for tx, ty in lanes]
-                found += _warp_requests(variant, phase, rows, x0, y0, h, w, width, itemsize)
+def per_request(traced: Trace) -> dict[str, tuple[float, float]]:
+    """{ncu's name (RATIOS): (count per warp request, ideal)}, over the lines of each kind."""
+    found = {}
+    for (space, op), name in RATIOS.items():
+        rows = [r for r in traced.lines if (r.space, r.op) == (space, op)]
+        requests = sum(r.requests for r in rows)
+        if requests:
+            unit = "wavefronts" if space == "shared" else "sectors"
+            cost = sum(getattr(r, unit) for r in rows)
+            ideal = sum(getattr(r, f"ideal_{unit}") for r in rows)
+            found[name] = (cost / requests, ideal / requests)
     return found
 
 
-def _warp_requests(variant, phase, lanes, x0, y0, h, w, width, itemsize):
-    """The requests of one warp in one loop iteration; lanes outside the matrix stay idle."""
-    kind, v = variant.kind, variant.vec
+def shared_line(traced: Trace, op: str = "load"):
+    """The row of traced.lines for the kernel's shared-memory `op` ("load" or "store")."""
+    rows = [r for r in traced.lines if r.space == "shared" and r.op == op]
+    if len(rows) != 1:
+        raise ValueError(f"{traced.kernel} has {len(rows)} shared-memory {op} lines, expected 1")
+    return rows[0]
 
-    def shared(op, slots):
-        return Request("shared", op, tuple(slots), itemsize)
 
-    def global_(op, elements, size=itemsize):
-        return Request("global", op, tuple(elements), size)
+def ways(traced: Trace, op: str = "load") -> float:
+    """n of the n-way conflict of the shared `op`: wavefronts per request over the ideal."""
+    row = shared_line(traced, op)
+    return row.wavefronts / row.ideal_wavefronts
 
-    if kind == "wide":  # global elements count runs of v neighbours: the input seen as (h, w / v)
-        if phase == "read":
-            live = [(tx, j) for tx, j in lanes if x0 + v * tx < w and y0 + j < h]
-            runs = (((y0 + j) * w + x0 + v * tx) // v for tx, j in live)
-            return [
-                global_("ld", runs, v * itemsize),
-                *(
-                    shared("st", (tile_slot(j, v * tx + i, width) for tx, j in live))
-                    for i in range(v)
-                ),
+
+def tile_view(traced: Trace):
+    """The shared tile as the tracer saw it (shape, dtype, simulated base address)."""
+    tiles = [v for v in traced.views if v.space == "shared" and v.parent is None]
+    if not tiles:
+        raise ValueError(f"{traced.kernel} has no shared array")
+    return tiles[0]
+
+
+def slot(index: tuple, shape: tuple) -> int:
+    """Position of tile[index] in a tile of `shape` stored row by row (r * width + c)."""
+    return int(np.ravel_multi_index(index, shape))
+
+
+def column_read(traced: Trace, op: str = "load", warp: int = 0) -> list[tuple]:
+    """(lane, tile index, slot, bank) of each lane of warp `warp`'s first shared `op` request."""
+    row, tile = shared_line(traced, op), tile_view(traced)
+    return [
+        (lane, index, slot(index, tile.shape), bank)
+        for lane, _, index, _, _, bank in traced.lanes(row.line, space="shared", op=op, warp=warp)
+    ]
+
+
+def slot_banks(traced: Trace) -> np.ndarray:
+    """The bank of every slot of the traced kernel's shared tile, in the tile's shape."""
+    tile = tile_view(traced)
+    slots = np.arange(int(np.prod(tile.shape))).reshape(tile.shape)
+    return np.vectorize(lambda s: bank_of(tile.base + int(s) * tile.size))(slots)
+
+
+def seed_003_example(blocks=((0, 0), (0, 1), (1, 1))) -> list[list]:
+    """Seed 003's table, traced: per block (gx, gy), the tile slots read and the out indices."""
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    traced = trace_kernel(SEED_003, (2, 2), (4, 4), a, np.zeros_like(a))
+    load, tile = shared_line(traced, "load"), tile_view(traced)
+    store = next(r for r in traced.lines if r.space == "global" and r.op == "store")
+    rows = []
+    for block in blocks:
+        read = traced.lanes(load.line, space="shared", op="load", block=block)
+        written = traced.lanes(store.line, space="global", op="store", block=block)
+        rows.append(
+            [
+                block,
+                [slot(index, tile.shape) for _, _, index, *_ in read[:8]],
+                [slot(index, a.shape) for _, _, index, *_ in written[:8]],
             ]
-        live = [(tx, j) for tx, j in lanes if y0 + v * tx < h and x0 + j < w]
-        runs = (((x0 + j) * h + y0 + v * tx) // v for tx, j in live)
-        return [
-            *(shared("ld", (tile_slot(v * tx + i, j, width) for tx, j in live)) for i in range(v)),
-            global_("st", runs, v * itemsize),
-        ]
-    if phase == "read":
-        live = [(tx, j) for tx, j in lanes if x0 + tx < w and y0 + j < h]
-        load = global_("ld", ((y0 + j) * w + x0 + tx for tx, j in live))
-        if kind == "copy":
-            return [load, global_("st", load.elements)]
-        if kind == "naive":
-            return [load, global_("st", ((x0 + tx) * h + y0 + j for tx, j in live))]
-        return [load, shared("st", (tile_slot(j, tx, width) for tx, j in live))]
-    if kind in ("copy", "naive"):
-        return []
-    live = [(tx, j) for tx, j in lanes if y0 + tx < h and x0 + j < w]
-    return [
-        shared("ld", (tile_slot(tx, j, width) for tx, j in live)),
-        global_("st", ((x0 + j) * h + y0 + tx for tx, j in live)),
-    ]
+        )
+    return rows
 
 
-def column_read(
-    tile: int = TILE, pad: int = 0, itemsize: int = 4, rows: int | None = None
-) -> Request:
-    """The first shared-memory read of a tile column by warp 0 of the shared-tile transpose."""
-    variant = Variant("shared", tile, rows or tile, pad)
-    shape = (2 * tile, 2 * tile)
-    return next(
-        r
-        for r in requests(variant, shape, itemsize, block=(0, 0))
-        if r.space == "shared" and r.op == "ld"
-    )
-
-
-def conflict_ways(request: Request) -> float:
-    """n of the n-way conflict: wavefronts needed / wavefronts a conflict-free request needs."""
-    return request.cost / request.ideal
-
-
-def predict(variant: Variant, shape: tuple[int, int], itemsize: int = 4) -> dict:
-    """Per-request costs and whole-kernel counts the kernel should show in Nsight Compute.
-
-    Per-request ratios come from one block in the middle of the grid; whole-kernel counts
-    multiply by the number of blocks, exact when the sides are multiples of the tile.
-    """
-    h, w = shape
-    blocks = math.ceil(h / variant.tile) * math.ceil(w / variant.tile)
-    found = requests(variant, shape, itemsize)
-    out = {}
-    for space, op, unit in (
-        ("shared", "ld", "wavefronts"),
-        ("shared", "st", "wavefronts"),
-        ("global", "ld", "sectors"),
-        ("global", "st", "sectors"),
-    ):
-        mine = [r for r in found if r.space == space and r.op == op and r.elements]
-        count = len(mine)
-        cost = sum(r.cost for r in mine)
-        out[f"{space}_{op}_requests"] = count * blocks
-        out[f"{space}_{op}_{unit}"] = cost * blocks
-        out[f"{space}_{op}_{unit}_per_request"] = cost / count if count else 0.0
-        if space == "shared":
-            out[f"{space}_{op}_bank_conflicts"] = (cost - sum(r.ideal for r in mine)) * blocks
-    return out
-
-
-def lane_table(
-    tile: int = TILE, pad: int = 0, itemsize: int = 4, rows: int | None = None, lanes: int = 8
-) -> list[tuple[int, int, int]]:
-    """(lane, slot, bank) for the first lanes of a column read: the numbers behind the picture."""
-    request = column_read(tile, pad, itemsize, rows)
-    return [
-        (lane, slot, bank_of(slot * itemsize)) for lane, slot in enumerate(request.elements[:lanes])
-    ]
+SIGNATURES = {SEED_003: ["void(float32[:, ::1], float32[:, ::1])"]}

@@ -1,85 +1,134 @@
-"""Lesson 03's pictures: a shared tile coloured by bank, and which tiles the first blocks take."""
+"""Lesson 03's pictures: shared tiles coloured by bank (from traces), block order, the blur.
+
+Every figure is plotting.WIDTH (12 inches) wide with the core's text sizes (13 pt and up), so it
+reads from the back of a room.
+"""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 
-from .banks import BANKS, bank_of, column_read, conflict_ways, tile_slot
+from .. import plotting
+from ..trace.model import BANKS
+from . import banks
 from .fast import tile_of_block
-from .textbook import TILE
+
+DETAIL = (0.26, 0.36, 0.53, 0.62)  # the blur picture's window (fractions): the camera's body
+WHOLE_BELOW = 200  # a photograph narrower than this (the simulator's) is shown whole
 
 
-def draw_tile(
-    ax, tile: int = TILE, pad: int = 0, itemsize: int = 4, rows: int | None = None, shown: int = 32
-) -> None:
-    """Colour each slot of a shared tile by its bank; outline the column warp 0 reads at once."""
-    width = tile + pad
-    request = column_read(tile, pad, itemsize, rows)
-    n_rows = min(tile, shown)
-    banks = [
-        [bank_of(tile_slot(r, c, width) * itemsize) for c in range(width)] for r in range(n_rows)
-    ]
-    ax.imshow(banks, cmap=plt.get_cmap("hsv", BANKS), vmin=-0.5, vmax=BANKS - 0.5, aspect="equal")
-    for slot in request.elements:
-        r, c = divmod(slot, width)
-        if r < n_rows:
-            ax.add_patch(
-                Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5)
-            )
-    if pad:
-        ax.axvline(tile - 0.5, color="white", linewidth=2)
-    ways = conflict_ways(request)
+def draw_tile(ax, name: str, traced) -> None:
+    """Colour each slot of the traced kernel's shared tile by bank; box warp 0's column read."""
+    tile = banks.tile_view(traced)
+    ax.imshow(
+        banks.slot_banks(traced),
+        cmap=plt.get_cmap("hsv", BANKS),
+        vmin=-0.5,
+        vmax=BANKS - 0.5,
+        aspect="equal",
+    )
+    for _, (r, c), _, _ in banks.column_read(traced):
+        ax.add_patch(
+            Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5)
+        )
+    rows, width = tile.shape
+    if width > rows:
+        ax.axvline(rows - 0.5, color="white", linewidth=3)
+    waves = banks.shared_line(traced, "load").per_request("wavefronts")
     ax.set_title(
-        f"{tile} x ({tile} + {pad}) tile of {itemsize}-byte elements\n"
-        f"column read: {request.cost} wavefront(s), {ways:g}-way",
-        fontsize=9,
+        f"{name}\n{rows} x {width} tile, column read:\n"
+        f"{waves:g} wavefront{'' if waves == 1 else 's'}, {banks.ways(traced):g}-way"
     )
-    ax.set_xlabel(
-        "tile column (the padding column right of the white line)" if pad else "tile column"
-    )
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("tile column" + (" (| padding)" if width > rows else ""))
     ax.set_ylabel("tile row")
 
 
-def bank_picture(tile: int = TILE, pads=(0, 1), itemsize: int = 4, rows: int | None = None):
-    """Side-by-side tiles coloured by bank, with and without padding (one panel per pad)."""
-    fig, axes = plt.subplots(
-        1, len(pads), figsize=(4.4 * len(pads), 4.4), layout="constrained", squeeze=False
-    )
-    for ax, pad in zip(axes[0], pads):
-        draw_tile(ax, tile, pad, itemsize, rows)
-    fig.suptitle(
-        "colour = bank (32 banks of 4 bytes); black boxes = the slots one warp reads together",
-        fontsize=10,
-    )
+def bank_picture(names=("tiled 32x8", "padded 32x8", "seed padded 16x16")):
+    """One panel per traced kernel (banks.KERNELS names): its tile coloured by bank."""
+    with plt.rc_context(plotting.STYLE):
+        fig, axes = plt.subplots(
+            1,
+            len(names),
+            figsize=(plotting.WIDTH, plotting.WIDTH / len(names) + 2.0),
+            layout="constrained",
+            squeeze=False,
+        )
+        for ax, name in zip(axes[0], names):
+            draw_tile(ax, name, banks.trace(name))
+        fig.suptitle(
+            "colour = bank (32 banks of 4 bytes); black boxes: the slots warp 0 reads at once"
+        )
     plt.close(fig)
     return fig
 
 
 def block_order_picture(tiles: int = 8, groups=(1, 4), first: int = 16):
     """The tiles the first blocks read and write, side by side per block order (tile_of_block)."""
-    fig, axes = plt.subplots(
-        1, 2 * len(groups), figsize=(3 * 2 * len(groups), 3.6), layout="constrained", squeeze=False
-    )
-    for col, group in enumerate(groups):
-        order = np.full((2, tiles, tiles), np.nan)
-        for block in range(first):
-            r, c = tile_of_block(block, tiles, tiles, group)
-            order[0, r, c], order[1, c, r] = block, block  # the output tile is the transposed one
-        for side, what in enumerate(("reads", "writes")):
-            ax = axes[0][2 * col + side]
-            ax.imshow(order[side], cmap="viridis", vmin=0, vmax=first - 1)
-            for (r, c), block in np.ndenumerate(order[side]):
-                if not np.isnan(block):
-                    ax.text(c, r, int(block), ha="center", va="center", fontsize=8, color="white")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_title(f"group = {group}: {what}", fontsize=11)
-    fig.suptitle(
-        f"the tiles the first {first} blocks of a {tiles} x {tiles}-tile transpose read "
-        "(in a) and write (in out); number = block index",
-        fontsize=12,
-    )
+    with plt.rc_context(plotting.STYLE):
+        fig, axes = plt.subplots(
+            1,
+            2 * len(groups),
+            figsize=(plotting.WIDTH, plotting.WIDTH / (2 * len(groups)) + 1.4),
+            layout="constrained",
+            squeeze=False,
+        )
+        for col, group in enumerate(groups):
+            order = np.full((2, tiles, tiles), np.nan)
+            for block in range(first):
+                r, c = tile_of_block(block, tiles, tiles, group)
+                order[0, r, c], order[1, c, r] = block, block  # the output tile is transposed
+            for side, what in enumerate(("reads", "writes")):
+                ax = axes[0][2 * col + side]
+                ax.imshow(order[side], cmap="viridis", vmin=0, vmax=first - 1)
+                for (r, c), block in np.ndenumerate(order[side]):
+                    if not np.isnan(block):
+                        ax.text(c, r, int(block), ha="center", va="center", color="white")
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.set_title(f"group {group}: {what}")
+        fig.suptitle(
+            f"the tiles the first {first} blocks of a {tiles} x {tiles}-tile transpose read "
+            "(in a) and write (in out); number = block index"
+        )
+    plt.close(fig)
+    return fig
+
+
+def detail(shape: tuple) -> tuple[slice, slice]:
+    """The window of a photograph the blur picture zooms into (the whole of a small one)."""
+    h, w = shape
+    if w < WHOLE_BELOW:
+        return slice(0, h), slice(0, w)
+    top, bottom, left, right = DETAIL
+    return slice(int(top * h), int(bottom * h)), slice(int(left * w), int(right * w))
+
+
+def blur_picture(photo: np.ndarray, blurred: np.ndarray):
+    """Input and blurred output side by side, zoomed into a detailed window, and what changed."""
+    rows, cols = detail(photo.shape)
+    change = np.abs(blurred - photo)[rows, cols]
+    with plt.rc_context(plotting.STYLE):
+        fig, axes = plt.subplots(1, 3, figsize=(plotting.WIDTH, 4.2), layout="constrained")
+        gray = dict(cmap="gray", vmin=0, vmax=1)
+        panels = (
+            (photo[rows, cols], "input", gray),
+            (blurred[rows, cols], "blurred (rows, transpose x 2)", gray),
+            (change, "|blurred - input|", dict(cmap="magma", vmin=0, vmax=max(change.max(), 1e-6))),
+        )
+        for ax, (picture, title, style) in zip(axes, panels):
+            ax.imshow(picture, interpolation="nearest", **style)
+            ax.set_title(title)
+            ax.axis("off")
+        h, w = photo.shape
+        where = "the whole photograph" if change.shape == photo.shape else "a zoom"
+        fig.suptitle(
+            f"{where}: rows {rows.start}-{rows.stop} and columns {cols.start}-{cols.stop} "
+            f"of {h} x {w} pixels"
+        )
     plt.close(fig)
     return fig

@@ -6,10 +6,10 @@ runs ::
     ncu --clock-control none --csv --metrics <METRICS> python -m <this module> --launch
 
 The child (``--launch``) launches each kernel of LAUNCHES exactly once; the parent parses the
-CSV, checks that ncu names the kernels LAUNCHES expects, puts each kernel's counters beside the
-predictions of ``banks`` and records
-the table as ``03_bank_conflicts/ncu_counters`` (GPGPU_LESSONS_RECORD must name a folder).
-Without a GPU or without ncu it says why and exits 0.
+CSV, checks that ncu names the kernels LAUNCHES expects and records the measured counters as
+``03_bank_conflicts/ncu_counters`` (GPGPU_LESSONS_RECORD must name a folder). Without a GPU or
+without ncu it says why and exits 0. `show` puts the recorded counters beside the kernel
+tracer's counts of the same kernels (`banks`), which any machine computes.
 """
 
 from __future__ import annotations
@@ -32,42 +32,36 @@ WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"
 INSTRUCTIONS = "smsp__inst_executed_op_shared_{op}.sum"
 SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"
 REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"
-# (column, ncu metric, the metric it is divided by or None, the banks.predict key beside it)
+# (column, ncu metric, the metric it is divided by or None); the per-request columns are named
+# as banks.RATIOS names the tracer's counts
 COUNTERS = [
-    (column.format(op=op), metric.format(op=op), per and per.format(op=op), key.format(op=op))
-    for column, metric, per, key in (
-        ("shared {op} bank conflicts", CONFLICTS, None, "shared_{op}_bank_conflicts"),
-        (
-            "shared {op} wavefronts / instr",
-            WAVEFRONTS,
-            INSTRUCTIONS,
-            "shared_{op}_wavefronts_per_request",
-        ),
-        ("global {op} sectors / request", SECTORS, REQUESTS, "global_{op}_sectors_per_request"),
+    (column.format(op=op), metric.format(op=op), per and per.format(op=op))
+    for column, metric, per in (
+        ("shared {op} wavefronts / instr", WAVEFRONTS, INSTRUCTIONS),
+        ("global {op} sectors / request", SECTORS, REQUESTS),
+        ("shared {op} bank conflicts", CONFLICTS, None),
     )
     for op in ("ld", "st")
 ]
 METRICS = ("gpu__time_duration.sum",) + tuple(
-    metric for _, *metrics, _ in COUNTERS for metric in metrics if metric
+    metric for _, *metrics in COUNTERS for metric in metrics if metric
 )
 SIDE = 4096
 FULL_HD = (1080, 1920)
-SEED = textbook.SEED_TILE
-# (what to call it, the kernel and launch shape for banks.predict, the matrix shape, the wrapper
-# that launches it), in launch order
+# (what to call it: a name of banks.KERNELS, the matrix shape, the wrapper), in launch order
 LAUNCHES = (
-    ("copy 32x8", banks.Variant("copy"), (SIDE, SIDE), textbook.tile_copy),
-    ("naive 32x8", banks.Variant("naive"), (SIDE, SIDE), textbook.naive),
-    ("tiled 32x8", banks.Variant("shared", pad=0), (SIDE, SIDE), textbook.tiled),
-    ("padded 32x8", banks.Variant("shared", pad=1), (SIDE, SIDE), textbook.padded),
-    (banks.WIDE.label, banks.WIDE, (SIDE, SIDE), fast.wide),
-    ("seed naive 16x16", banks.Variant("naive", SEED, SEED), FULL_HD, textbook.seed_naive),
-    ("seed tiled 16x16", banks.Variant("shared", SEED, SEED, 0), FULL_HD, textbook.seed_tiled),
-    ("seed padded 16x16", banks.Variant("shared", SEED, SEED, 1), FULL_HD, textbook.seed_padded),
+    ("copy 32x8", (SIDE, SIDE), textbook.tile_copy),
+    ("naive 32x8", (SIDE, SIDE), textbook.naive),
+    ("tiled 32x8", (SIDE, SIDE), textbook.tiled),
+    ("padded 32x8", (SIDE, SIDE), textbook.padded),
+    ("wide 32x16 (64x64 tile)", (SIDE, SIDE), fast.wide),
+    ("seed naive 16x16", FULL_HD, textbook.seed_naive),
+    ("seed tiled 16x16", FULL_HD, textbook.seed_tiled),
+    ("seed padded 16x16", FULL_HD, textbook.seed_padded),
 )
-COLUMNS = ["kernel", "shape", "time (us)"] + [
-    column for name, *_ in COUNTERS for column in (name, "predicted")
-]
+COLUMNS = ["kernel", "shape", "time (us)"] + [column for column, *_ in COUNTERS]
+TITLE = "Nsight Compute's counters of the transposes"
+SIZE = f"{SIDE} x {SIDE} float32; the seed's kernels {FULL_HD[0]} x {FULL_HD[1]}"
 
 
 def launch_all() -> None:
@@ -76,7 +70,7 @@ def launch_all() -> None:
     from numba import cuda
 
     rng = np.random.default_rng(0)
-    for _, _, shape, wrapper in LAUNCHES:
+    for _, shape, wrapper in LAUNCHES:
         wrapper(cuda.to_device(rng.random(shape, dtype=np.float32)))
         cuda.synchronize()
 
@@ -127,7 +121,7 @@ def _ratio(a, b):
 
 
 def table(kernels: list[dict], names: list[str] | None = None) -> dict:
-    """The measured counters of LAUNCHES beside banks.predict, as a recorded 'table'.
+    """The measured counters of LAUNCHES as a recorded 'table' (with ncu's raw metrics).
 
     `names`: the kernel names LAUNCHES launches, checked against ncu's (None: not checked).
     """
@@ -136,23 +130,22 @@ def table(kernels: list[dict], names: list[str] | None = None) -> dict:
             f"ncu reported {len(kernels)} kernels, expected {len(LAUNCHES)} (one per launch)"
         )
     rows = []
-    for (label, variant, shape, _), kernel, name in zip(
-        LAUNCHES, kernels, names or [None] * len(kernels)
-    ):
+    for (label, shape, _), kernel, name in zip(LAUNCHES, kernels, names or [None] * len(kernels)):
         if name is not None and _base_name(kernel["name"]) != name:
             raise ValueError(
                 f"ncu's kernel {kernel['id']} is {kernel['name']!r}, but LAUNCHES expects "
                 f"{name!r} ({label}) there"
             )
-        m, p = kernel["metrics"], banks.predict(variant, shape)
+        m = kernel["metrics"]
         time_ns = m.get("gpu__time_duration.sum")
-        row = [label, f"{shape[0]}x{shape[1]}", None if time_ns is None else time_ns / 1e3]
-        for _, metric, per, key in COUNTERS:
-            measured = m.get(metric) if per is None else _ratio(m.get(metric), m.get(per))
-            row += [measured, p[key]]
+        row = [label, f"{shape[0]} x {shape[1]}", None if time_ns is None else time_ns / 1e3]
+        for _, metric, per in COUNTERS:
+            row.append(m.get(metric) if per is None else _ratio(m.get(metric), m.get(per)))
         rows.append(row)
     return {
         "kind": "table",
+        "title": TITLE,
+        "size": SIZE,
         "columns": COLUMNS,
         "rows": rows,
         "raw": [{"label": launch[0], **kernel} for launch, kernel in zip(LAUNCHES, kernels)],
@@ -162,34 +155,74 @@ def table(kernels: list[dict], names: list[str] | None = None) -> dict:
 
 
 SHOWN = (
-    "shared ld bank conflicts",
-    "shared st bank conflicts",
     "shared ld wavefronts / instr",
+    "shared st wavefronts / instr",
     "global st sectors / request",
-)  # the notebook's columns, each beside its prediction
+)  # the notebook's columns, each beside the tracer's count
 
 
-def summary(data: dict) -> tuple[list, list]:
-    """(header, rows) of a recorded table, kept to the kernel and SHOWN (each with "predicted")."""
-    columns = data["columns"]
-    keep = [0] + [i for name in SHOWN for i in (columns.index(name), columns.index(name) + 1)]
-    rows = [[float(r[i]) if isinstance(r[i], int) else r[i] for i in keep] for r in data["rows"]]
-    return [columns[i] for i in keep], rows
+def predictions() -> dict[str, dict[str, float]]:
+    """{kernel: {SHOWN column: the tracer's count per request}} for every kernel of LAUNCHES."""
+    found = {}
+    for label, *_ in LAUNCHES:
+        counts = banks.per_request(banks.trace(label))
+        found[label] = {column: counts[column][0] for column in SHOWN if column in counts}
+    return found
 
 
-def predictions() -> tuple[list, list]:
-    """(header, rows) of the SHOWN numbers that gpgpu_lessons.banks predicts for LAUNCHES."""
-    keys = (
-        "shared_ld_bank_conflicts",
-        "shared_st_bank_conflicts",
-        "shared_ld_wavefronts_per_request",
-        "global_st_sectors_per_request",
+def summary(data: dict | None, predicted: dict[str, dict[str, float]]) -> tuple[list, list]:
+    """(header, rows): each SHOWN counter of a recorded table (or none) beside the tracer's.
+
+    Reads the measured columns by name, so tables recorded before the tracer existed (with a
+    "predicted" column from the old hand-made model after each) show the same way.
+    """
+    header = ["kernel"] + [label for name in SHOWN for label in (f"{name} (ncu)", "tracer")]
+    measured = {}
+    if data is not None:
+        columns = data["columns"]
+        measured = {r[0]: {c: r[columns.index(c)] for c in SHOWN} for r in data["rows"]}
+    rows = []
+    for label, *_ in LAUNCHES:
+        row = [label]
+        for name in SHOWN:
+            value = measured.get(label, {}).get(name)
+            row += [None if value is None else float(value), predicted[label].get(name)]
+        rows.append(row)
+    return header, rows
+
+
+def measured() -> results.Recorded | None:
+    """The counters this GPU run recorded, else the first shipped record, else None."""
+    found = results.recorded(KEY)
+    return found[0] if found else None
+
+
+def kernel_times() -> dict[str, float]:
+    """{kernel label: ncu's kernel time in ms} from the recorded counters ({} without them)."""
+    found = measured()
+    if found is None:
+        return {}
+    time = found.data["columns"].index("time (us)")
+    return {r[0]: r[time] / 1e3 for r in found.data["rows"] if r[time] is not None}
+
+
+def show() -> None:
+    """Display the recorded counters beside the tracer's counts of the same kernels."""
+    from IPython.display import Markdown, display
+
+    from .. import notebook
+
+    found = measured()
+    data = found.data if found else None
+    title = f"{(data or {}).get('title', TITLE)} · {(data or {}).get('size', SIZE)}"
+    where = (
+        found.label
+        if found
+        else "no recorded counters yet: on a GPU machine with ncu, run "
+        f"`python -m {MODULE}` with {results.RECORD_ENV} set"
     )
-    rows = [
-        [label, *(float(banks.predict(variant, shape)[k]) for k in keys)]
-        for label, variant, shape, _ in LAUNCHES
-    ]
-    return ["kernel", *SHOWN], rows
+    display(Markdown(f"**{title}** ({where}); tracer: the kernels' first tile, traced here"))
+    notebook.table(*summary(data, predictions()))
 
 
 def why_not() -> str | None:
