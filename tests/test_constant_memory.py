@@ -481,6 +481,7 @@ def test_ptx_summary_counts_const_arrays_loads_and_immediates():
     assert ptx.ptx_summary("").startswith("0 .const array(s);")
 
 
+@pytest.mark.skipif(not runtime.is_simulator(), reason="a GPU has PTX: this is the simulator's case")
 def test_the_simulator_has_no_ptx():
     signature = textbook.SIGNATURES[textbook.filter_global][0]
     assert ptx.kernel_ptx(textbook.filter_global, signature) is None
