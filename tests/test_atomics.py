@@ -1,11 +1,15 @@
-"""Atomic contention and the four histograms against NumPy, with poisoned outputs."""
+"""Atomic contention and the four histograms against NumPy, with poisoned outputs; the kinds
+of data they are measured on, and what the tracer counts on them."""
+
+import inspect
 
 import numpy as np
 import pytest
 from numba import cuda
 
-from gpgpu_lessons import images
-from gpgpu_lessons.l05_atomics_vs_reduction import histogram
+from gpgpu_lessons import images, results
+from gpgpu_lessons.l05_atomics_vs_reduction import histogram, tables, tracing
+from gpgpu_lessons.timing import Timing
 
 
 def test_atomic_spread_sums_per_address_on_interleaved_sizes(rng):
@@ -77,3 +81,91 @@ def test_device_input_returns_device_arrays(rng):
     assert not isinstance(histogram.atomic_spread(values, 8), np.ndarray)
     pixels = cuda.to_device(np.arange(40, dtype=np.uint8))
     assert histogram.histogram(pixels, variant="global atomics").copy_to_host().sum() == 40
+
+
+def test_a_non_contiguous_slice_is_named_with_its_fix():
+    """A slice of an image (issue 14): the message names the slice and np.ascontiguousarray."""
+    picture = photo()
+    for view in (picture[:, 3:9], picture[::2], picture.T):
+        with pytest.raises(ValueError, match=r"not C-contiguous.*np\.ascontiguousarray") as error:
+            histogram.histogram(view)
+        assert "1-D" not in str(error.value)
+        expected = np.bincount(view.ravel(), minlength=256)
+        np.testing.assert_array_equal(histogram.histogram(np.ascontiguousarray(view)), expected)
+    with pytest.raises(ValueError, match="non-contiguous device array"):
+        histogram.histogram(cuda.to_device(picture)[:, 3:9])
+
+
+def test_any_c_contiguous_shape_is_counted():
+    pixels = np.random.default_rng(3).integers(0, 256, (3, 5, 7), dtype=np.uint8)
+    np.testing.assert_array_equal(
+        histogram.histogram(pixels), np.bincount(pixels.ravel(), minlength=256)
+    )
+
+
+def test_the_default_is_the_measured_winner():
+    """Block-private shared bins: faster than the warp-aggregated combination on photographs
+    (H200) and random bytes (H100); the lesson measures the three kinds of data on every run."""
+    assert histogram.DEFAULT == "block-private shared"
+    default = inspect.signature(histogram.histogram.prepare).parameters["variant"].default
+    assert default == histogram.DEFAULT
+
+
+def test_sample_images():
+    for kind in histogram.DATA:
+        image = histogram.sample_image(kind, (9, 40))
+        assert image.shape == (9, 40) and image.dtype == np.uint8
+    assert len(np.unique(histogram.sample_image("one value", (9, 40)))) == 1
+    assert len(np.unique(histogram.sample_image("random bytes", (64, 64)))) > 200
+    with pytest.raises(ValueError, match="unknown kind of image"):
+        histogram.sample_image("noise", (4, 4))
+
+
+def test_warp_sample_takes_whole_warps_spread_over_the_image():
+    image = np.arange(64 * 32, dtype=np.uint32).reshape(64, 32)
+    sample = tracing.warp_sample(image, warps=4)
+    assert sample.shape == (128,) and sample.flags.c_contiguous
+    assert list(sample[::32]) == [8 * 32, 24 * 32, 40 * 32, 56 * 32]  # whole rows, evenly spread
+    assert list(sample[:32]) == list(range(256, 288))
+    with pytest.raises(ValueError, match="runs of 32 pixels"):
+        tracing.warp_sample(image[:2], warps=4)
+
+
+@pytest.fixture(scope="module")
+def traced_lanes():
+    samples = {
+        "photograph": tracing.warp_sample(histogram.sample_image("photograph", (1024, 1024))),
+        "random bytes": tracing.warp_sample(histogram.sample_image("random bytes", (64, 64))),
+        "one value": tracing.warp_sample(histogram.sample_image("one value", (64, 64))),
+    }
+    traces = tracing.trace_histograms(samples)
+    assert all(not t.hazards for t in traces.values())
+    return {key: tracing.contention(trace) for key, trace in traces.items()}
+
+
+def test_the_tracer_sees_the_queues_the_cures_remove(traced_lanes):
+    for plain in ("global atomics", "block-private shared"):
+        assert traced_lanes["one value", plain] == 32  # every lane of a warp on one bin
+        assert 1 < traced_lanes["random bytes", plain] < 3  # birthday collisions only
+        assert traced_lanes["photograph", plain] > traced_lanes["random bytes", plain]
+    for aggregated in ("warp-aggregated, global", "block-private + warp-aggregated"):
+        assert all(traced_lanes[kind, aggregated] == 1 for kind in histogram.DATA)
+
+
+def test_the_histogram_table_puts_gpu_times_beside_the_lanes(traced_lanes):
+    timings = {
+        (kind, v): Timing(v, [0.1 * (1 + k) if kind != "one value" else 1 / (1 + k)])
+        for kind in histogram.DATA
+        for k, v in enumerate(histogram.HISTOGRAMS)
+    }
+    header, rows = tables.histogram_times(timings, histogram.DATA, histogram.HISTOGRAMS)
+    shown = results.Shown(
+        {"kind": "table", "title": "t", "size": "s", "columns": header, "rows": rows}, "H", False
+    )
+    header, rows = tables.histograms_beside_trace(shown, traced_lanes)
+    assert header[1] == "photograph: time · lanes on one bin"
+    assert rows[0][3] == "1 ms · 32.0" and rows[1][1] == "200 µs · 1.0"
+    assert tables.fastest(shown) == (
+        "fastest on photograph: global atomics; random bytes: global atomics; "
+        "one value: block-private + warp-aggregated"
+    )

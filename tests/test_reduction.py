@@ -1,10 +1,13 @@
-"""Lesson 05's sums: every rung of the ladder and the tuned grid-stride sum against float64."""
+"""Lesson 05's sums: every rung and the tuned sum against float64; what the tracer counts."""
+
+from collections import Counter
 
 import numpy as np
 import pytest
 from numba import cuda
 
-from gpgpu_lessons.l05_atomics_vs_reduction import fast, figures, tables, textbook
+from gpgpu_lessons import results, trace_kernel
+from gpgpu_lessons.l05_atomics_vs_reduction import fast, figures, tables, textbook, tracing
 from gpgpu_lessons.timing import Timing
 
 
@@ -166,23 +169,106 @@ def test_tree_pairs_follow_the_kernel_formulas(variant):
         figures.tree_pairs(variant, threads=6)
 
 
-def test_trees_figure_and_bad_tree():
+def test_trees_figure_reads_from_the_back_of_the_room_and_bad_tree():
+    fig = figures.trees()
+    assert len(fig.axes) == 3 and fig.get_size_inches()[0] >= 12
+    texts = [t for ax in fig.axes for t in ax.texts] + [ax.title for ax in fig.axes]
+    assert texts and min(t.get_fontsize() for t in texts) >= 13
     assert len(figures.trees(threads=4).axes) == 3
     with pytest.raises(ValueError, match="tree_pairs draws"):
         figures.tree_pairs(textbook.GRID_STRIDE)
 
 
-def test_speedups_table():
+def test_speedups_table_names_its_ceiling_and_writes_numbers_for_people():
     slow, quick = Timing("slow", [4.0], 400), Timing("fast", [1.0], 400)
-    header, rows = tables.speedups([slow, quick], ceiling=Timing("copy", [1.0], 800))
-    assert header[-2:] == ["step speed-up", "cumulative"]
-    assert rows[0][4] is None and rows[1][4] == 4.0 and rows[1][5] == 4.0
-    assert rows[1][3] == pytest.approx(50.0)
+    header, rows = tables.speedups([slow, quick], ceiling=Timing("device read", [0.5], 400))
+    assert header[3] == "% of device read" and header[-2:] == ["step speed-up", "cumulative"]
+    assert rows[0][1] == "4 ms" and rows[0][4] is None
+    assert rows[1][4] == "4x" and rows[1][5] == "4x" and rows[1][3] == 50
 
 
 def test_seed_rows_put_ours_beside_the_seeds():
-    header, rows = tables.seed_rows(
-        [100, 10_000], {"1 brute force": [Timing("b", [0.5])]}, ["1 brute force", "warp shuffle"]
+    series = {"1 brute force": [Timing("b", [0.5]), Timing("b", [20.0])]}
+    series["warp shuffle"] = [Timing("w", [0.25]), Timing("w", [2.0])]
+    header, rows = tables.seed_rows([100, 10_000], series, ["1 brute force", "warp shuffle", "3"])
+    assert header == ["variant", "n = 100", "n = 10,000", "vs brute force, n = 10,000"]
+    assert rows == [
+        ["1 brute force", "500 µs / 2.46 ms", "20 ms / 158 ms", "1x"],
+        ["warp shuffle", "250 µs", "2 ms", "10x"],
+        ["3", "-", "-", "-"],
+    ]
+
+
+def test_small_numbers_are_written_for_people():
+    assert [tables.small(x) for x in (0, 0.87, 5.2e-8, 3.1e-7)] == [
+        "0",
+        "0.87",
+        "5.2 × 10⁻⁸",
+        "3.1 × 10⁻⁷",
+    ]
+
+
+# ---- the ladder through the tracer --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ladder_counts():
+    a = np.random.default_rng(2).random(tracing.TRACED_SUM, dtype=np.float32)
+    rungs = (
+        textbook.ATOMIC_PER_ELEMENT,
+        "interleaved, divergent",
+        "interleaved, bank conflicts",
+        "sequential addressing",
+        textbook.GRID_STRIDE,
     )
-    assert header == ["variant", "n=1e+02", "n=1e+04"]
-    assert rows == [["1 brute force", "0.5 / 2.457", "- / 158"], ["warp shuffle", "-", "-"]]
+    return {rung: tracing.ladder_counts(t) for rung, t in tracing.trace_ladder(a, rungs).items()}
+
+
+def test_the_tracer_counts_what_the_notes_say(ladder_counts):
+    """The counts lesson 05's notes cite, for 512 floats (two blocks of a tree rung)."""
+    atomic = ladder_counts[textbook.ATOMIC_PER_ELEMENT]
+    assert atomic["global atomic adds"] == 512 and atomic["lanes on one address"] == 32
+    assert atomic["shared requests"] == 0
+    divergent = ladder_counts["interleaved, divergent"]
+    conflicts = ladder_counts["interleaved, bank conflicts"]
+    sequential = ladder_counts["sequential addressing"]
+    assert divergent["shared requests"] == 300 and divergent["wavefronts per request"] == 1
+    assert divergent["busy lanes per request"] == pytest.approx(6.8, abs=0.05)
+    assert conflicts["shared requests"] == sequential["shared requests"] == 90
+    assert conflicts["wavefronts per request"] == pytest.approx(3.3, abs=0.05)
+    assert sequential["wavefronts per request"] == 1
+    assert sequential["busy lanes per request"] == pytest.approx(22.7, abs=0.05)
+    stride = ladder_counts[textbook.GRID_STRIDE]
+    assert stride["global atomic adds"] == 1 and stride["lanes on one address"] == 1
+
+
+def test_rung_3_at_stride_4_is_an_8_way_bank_conflict():
+    """The pictured request: the third pass (s = 4) reads 8 words from each of 4 banks."""
+    kernel = textbook.sum_interleaved_bank_conflicts
+    a = np.random.default_rng(2).random(textbook.BLOCK, dtype=np.float32)
+    trace = trace_kernel(kernel, 1, textbook.BLOCK, a, np.zeros(1, np.float32))
+    line = tracing.line_of(kernel, "partial[index] +=")
+    lanes = trace.lanes(line, space="shared", op="load", occurrence=2)
+    assert [index for _, _, index, *_ in lanes[:3]] == [(0,), (8,), (16,)]
+    banks = Counter(bank for *_, bank in lanes)
+    assert sorted(banks) == [0, 8, 16, 24] and set(banks.values()) == {8}
+
+
+def test_rung_launches_and_bad_names():
+    assert tracing.rung_launch("first add during load", 512)[1] == 1
+    assert tracing.rung_launch(textbook.ATOMIC_PER_ELEMENT, 513)[1] == 3
+    with pytest.raises(ValueError, match="unknown variant"):
+        tracing.rung_launch("magic", 512)
+    with pytest.raises(ValueError, match="has no line"):
+        tracing.line_of(textbook.sum_sequential, "not in the kernel")
+
+
+def test_the_ladder_table_puts_gpu_times_beside_the_counts(ladder_counts):
+    header, rows = tables.speedups([Timing(r, [1.0 + k]) for k, r in enumerate(ladder_counts)])
+    shown = results.Shown(
+        {"kind": "table", "title": "t", "size": "s", "columns": header, "rows": rows}, "H", False
+    )
+    header, rows = tables.ladder_beside_trace(shown, ladder_counts)
+    assert header[:3] == ["rung", "time", "shared requests"]
+    assert rows[0] == [textbook.ATOMIC_PER_ELEMENT, "1 ms", 0, "-", "-", "512 (32)"]
+    assert rows[2][1:5] == ["3 ms", 90, "22.7", "3.3"]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from matplotlib import rc_context
+
+from .. import plotting
+
 TREE_ORDER = ("interleaved, divergent", "interleaved, bank conflicts", "sequential addressing")
+TEXT_PT = 13  # every label: readable from the back of a room on a 1280-pixel slide
 
 
-def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int, int]]]:
+def tree_pairs(variant: str, threads: int = 8) -> list[list[tuple[int, int, int]]]:
     """(thread, destination, source) of every addition a block tree makes, one list per step.
 
     From the index formulas of the textbook kernels, for a block of `threads` (a power of two).
@@ -36,35 +41,44 @@ def tree_pairs(variant: str, threads: int = 16) -> list[list[tuple[int, int, int
     return steps
 
 
-def draw_tree(ax, variant: str, threads: int = 16) -> None:
+def draw_tree(ax, variant: str, threads: int = 8) -> None:
     """Draw one tree on a matplotlib Axes: a row per step, an arrow per addition, tN its thread."""
     steps = tree_pairs(variant, threads)
     for level, adds in enumerate(steps):
         y = -level
-        ax.scatter(range(threads), [y] * threads, s=30, color="lightgray", zorder=1)
+        ax.scatter(range(threads), [y] * threads, s=50, color="lightgray", zorder=1)
         for thread, dst, src in adds:
             ax.annotate(
                 "",
                 xy=(dst, y - 1),
                 xytext=(src, y),
-                arrowprops=dict(arrowstyle="->", color="tab:red", lw=1),
+                arrowprops=dict(arrowstyle="->", color="tab:red", lw=1.5),
             )
-            ax.plot([dst, dst], [y, y - 1], color="tab:blue", lw=1)
-            ax.text(dst + 0.15, y - 0.75, f"t{thread}", fontsize=7, color="tab:purple")
-    ax.scatter(range(threads), [-len(steps)] * threads, s=30, color="lightgray")
-    ax.scatter([0], [-len(steps)], s=60, color="tab:green", zorder=3)
-    ax.set_title(variant, fontsize=10)
+            ax.plot([dst, dst], [y, y - 1], color="tab:blue", lw=1.5)
+            ax.text(
+                dst - 0.1, y - 0.5, f"t{thread}", ha="right", fontsize=TEXT_PT, color="tab:purple"
+            )
+    ax.scatter(range(threads), [-len(steps)] * threads, s=50, color="lightgray")
+    ax.scatter([0], [-len(steps)], s=90, color="tab:green", zorder=3)
+    ax.set_title(variant, fontsize=TEXT_PT + 1)
     labels = [f"step {k}" for k in range(len(steps))] + ["sum"]
     ax.set_yticks([-k for k in range(len(steps) + 1)], labels)
     ax.set_xticks(range(threads))
-    ax.set_xlabel("shared-memory index  (tN: the thread that adds)")
+    ax.set_xlim(-0.9, threads - 0.5)
+    ax.set_xlabel("shared-memory index")
 
 
-def trees(threads: int = 16):
+def trees(threads: int = 8):
     """The three trees side by side, as a matplotlib Figure (no pyplot state left behind)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(13, 3.6), layout="constrained")
-    for ax, variant in zip(fig.subplots(1, 3), TREE_ORDER, strict=True):
-        draw_tree(ax, variant, threads)
+    with rc_context(plotting.STYLE):
+        fig = Figure(figsize=(plotting.WIDTH, 4.6), layout="constrained")
+        for ax, variant in zip(fig.subplots(1, 3, sharey=True), TREE_ORDER, strict=True):
+            draw_tree(ax, variant, threads)
+        fig.suptitle(
+            f"Adding {threads} values in shared memory: an arrow adds its tail into its head; "
+            "tN: the thread that adds",
+            fontsize=TEXT_PT,
+        )
     return fig
