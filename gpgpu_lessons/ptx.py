@@ -119,11 +119,25 @@ def loads_before_first_store(ptx: str) -> int:
     return count
 
 
+_FMA = re.compile(r"^\s*(?:@!?%\w+\s+)?fma\.rn\.f(?:32|64)\s+[^,]+,([^;]*);", re.M)
+
+
+def immediate_fmas(ptx: str) -> int:
+    """Multiply-adds with an immediate multiplier (`fma.rn.f32 %f3, %f2, 0f3F800000, %f1`): a
+    weight the compiler wrote into the instruction."""
+    found = 0
+    for operands in _FMA.findall(ptx):
+        factors = [o.strip() for o in operands.split(",")][:2]
+        found += any(f.startswith(("0f", "0d")) for f in factors)
+    return found
+
+
 def summary(ptx: str) -> dict:
     """The facts the checks read from one PTX (JSON-ready)."""
     return {
         "instructions": dict(memory_instructions(ptx)),
         "loads_before_first_store": loads_before_first_store(ptx),
+        "immediate_fmas": immediate_fmas(ptx),
         "const_arrays": const_arrays(ptx),
         "local_bytes": local_bytes(ptx),
         "shared_bytes": static_shared_bytes(ptx),
@@ -165,6 +179,13 @@ def _no_const_table(facts: dict) -> str | None:
     return f"reads constant memory: .const arrays {facts['const_arrays']}, {loads} ld.const"
 
 
+def _weights_in_instructions(facts: dict) -> str | None:
+    problem = _no_const_table(facts)
+    if problem is None and facts["immediate_fmas"]:
+        return None
+    return problem or "no multiply-add with an immediate weight"
+
+
 def _in_registers(facts: dict) -> str | None:
     local_ops = sorted(op for op in facts["instructions"] if ".local" in op)
     spills = facts.get("ptxas", {})
@@ -183,6 +204,7 @@ CLAIMS = {
     "8-byte loads and stores": lambda facts: _wide(facts, ("ld", "st"), 8),
     "a .const table": _const_table,
     "no .const table": _no_const_table,
+    "weights in the instructions": _weights_in_instructions,
     "in registers": _in_registers,
 }
 """What a lesson may claim about a kernel's PTX, each a check of summary() facts (with ptxas's);

@@ -66,11 +66,14 @@ LESSON_CLAIMS = [
         F32_2D,
         "16-byte loads and stores",
     ),
-    # lesson 04: a lookup table in constant memory; small filters folded into the instructions
+    # lesson 04: a lookup table in constant memory; the filters compiled in as module constants
+    # have their weights written into the multiply-adds; a filter passed as an array is loaded
     ("l04_constant_memory.textbook", "tone_curve_constant", None, "a .const table"),
     ("l04_constant_memory.textbook", "gaussian5_constant", None, "a .const table"),
-    ("l04_constant_memory.textbook", "laplacian_constant", None, "no .const table"),
-    ("l04_constant_memory.textbook", "box_blur_constant", None, "no .const table"),
+    ("l04_constant_memory.textbook", "laplacian_constant", None, "weights in the instructions"),
+    ("l04_constant_memory.textbook", "box_blur_constant", None, "weights in the instructions"),
+    ("l04_constant_memory.fast", "filter_tiled", None, "weights in the instructions"),
+    ("l04_constant_memory.fast", "filter_tiled", None, "in registers"),
     # lesson 05: the tuned sum reads 16 bytes per load (through the read-only path)
     ("l05_atomics_vs_reduction.fast", "sum_grid_stride_tuned", None, "16-byte loads"),
 ]
@@ -186,6 +189,7 @@ def test_the_clean_samples_compile_with_their_shared_memory(samples_report):
         ("copy_vector4", "16-byte loads and stores"),
         ("lookup", "a .const table"),
         ("blur3", "no .const table"),
+        ("blur3", "weights in the instructions"),
         ("reverse_held", "in registers"),
     ],
 )
@@ -200,6 +204,7 @@ def test_each_claim_holds_where_it_should(samples_report, kernel, claim):
         ("transpose_padded", "16-byte loads and stores", "no 16-byte global load or store"),
         ("blur3", "a .const table", "no .const array"),
         ("lookup", "no .const table", "_cudapy_cmem"),
+        ("squares", "weights in the instructions", "no multiply-add with an immediate"),
         ("copy_vector4", "8-byte loads and stores", "ld.global.v4.f32"),
     ],
 )
@@ -260,6 +265,8 @@ PTX_TEXT = """
 	ld.const.f32 	%f5, [%rd4];
 	st.local.f32 	[%rd5], %f5;
 	st.global.u8 	[%rd6], %rs1;
+	fma.rn.f32 	%f6, %f5, 0f3E800000, %f4;
+	fma.rn.f32 	%f7, %f6, %f5, 0f3F800000;
 """
 
 
@@ -275,6 +282,7 @@ def test_ptx_text_helpers():
     assert ptx.const_arrays(PTX_TEXT) == [("_cudapy_cmem", 1024)]
     assert ptx.static_shared_bytes(PTX_TEXT) == 4224  # the dynamic array counts 0
     assert ptx.local_bytes(PTX_TEXT) == 16
+    assert ptx.immediate_fmas(PTX_TEXT) == 1  # an immediate addend is no weight
     facts = ptx.summary(PTX_TEXT)
     assert ptx.claim_problem(facts, "16-byte loads and stores") is None
     assert ptx.claim_problem(facts, "a .const table") is None
