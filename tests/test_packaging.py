@@ -100,3 +100,16 @@ def test_readme_lists_every_make_target():
     for target in targets:
         if target not in ("help", "clean"):
             assert f"make {target}" in readme, f"README.md does not mention 'make {target}'"
+
+
+def test_the_canary_verdict_for_each_pin():
+    from gpgpu_lessons import canary
+
+    pins = {"numpy": ">=2,<2.5", "numba": ">=0.68,<0.69", "numba-cuda": ">=0.30,<0.31"}
+    newest = {"numpy": "2.5.0", "numba": "0.69.0", "numba-cuda": "0.30.4"}
+    broke = {"numpy": ["PTX: gpgpu_lessons.l01_coalescing.fast.copy_vectors ...: row_stack"]}
+    numpy, detail, numba, numba_cuda = canary.verdicts(pins, newest, broke)
+    assert numpy.startswith("numpy 2.5.0: keep the pin >=2,<2.5")
+    assert "copy_vectors" in detail
+    assert "could be relaxed" in numba
+    assert "admits it; nothing to relax" in numba_cuda
