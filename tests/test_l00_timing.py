@@ -169,5 +169,9 @@ def test_every_kernel_is_registered():
     }
 
 
-def test_the_timeline_figure_draws():
-    assert figures.launch_timeline().axes
+def test_the_timeline_figure_reads_from_the_back_of_the_room():
+    fig = figures.launch_timeline()
+    assert fig.get_figwidth() >= 12
+    ax = fig.axes[0]
+    texts = ax.texts + ax.get_yticklabels() + [ax.xaxis.label]
+    assert min(t.get_fontsize() for t in texts) >= 13
