@@ -6,6 +6,7 @@ import pytest
 
 from gpgpu_lessons import results
 from gpgpu_lessons.l03_bank_conflicts import banks, figures, profiling
+from gpgpu_lessons.timing import SIMULATED, Timing
 
 SHARED_LD, SHARED_ST = "shared ld wavefronts / instr", "shared st wavefronts / instr"
 GLOBAL_LD, GLOBAL_ST = "global ld sectors / request", "global st sectors / request"
@@ -19,13 +20,13 @@ GLOBAL_LD, GLOBAL_ST = "global ld sectors / request", "global st sectors / reque
         ("tiled 32x8", {SHARED_LD: 32, SHARED_ST: 1, GLOBAL_LD: 4, GLOBAL_ST: 4}),
         ("padded 32x8", {SHARED_LD: 1, SHARED_ST: 1, GLOBAL_LD: 4, GLOBAL_ST: 4}),
         # two 4-byte neighbours of a tile column per thread: lanes 2 rows apart meet (2-way)
-        ("wide 32x16 (64x64 tile)", {SHARED_LD: 2, SHARED_ST: 2, GLOBAL_LD: 8, GLOBAL_ST: 8}),
-        ("seed naive 16x16", {GLOBAL_LD: 4, GLOBAL_ST: 16}),
-        ("seed tiled 16x16", {SHARED_LD: 8, SHARED_ST: 1, GLOBAL_LD: 4, GLOBAL_ST: 4}),
+        ("wide 32x16, 64x64 tile, 8 B", {SHARED_LD: 2, SHARED_ST: 2, GLOBAL_LD: 8, GLOBAL_ST: 8}),
+        ("naive 16x16 (seed)", {GLOBAL_LD: 4, GLOBAL_ST: 16}),
+        ("tiled 16x16 (seed)", {SHARED_LD: 8, SHARED_ST: 1, GLOBAL_LD: 4, GLOBAL_ST: 4}),
         # a warp spans two tile columns: lane 31 reads slot 15 * 17 + 1 = 256, bank 0, as lane 0
-        ("seed padded 16x16", {SHARED_LD: 2, SHARED_ST: 2, GLOBAL_LD: 4, GLOBAL_ST: 4}),
+        ("padded 16x16 (seed)", {SHARED_LD: 2, SHARED_ST: 2, GLOBAL_LD: 4, GLOBAL_ST: 4}),
         # 8-byte elements: 16 lanes a wavefront, so 2 wavefronts is conflict-free
-        ("fast.transpose, float64 (32x33 tile)", {SHARED_LD: 2, SHARED_ST: 2, GLOBAL_ST: 8}),
+        ("fast.transpose, float64 (32 x 33 tile)", {SHARED_LD: 2, SHARED_ST: 2, GLOBAL_ST: 8}),
     ],
 )
 def test_counts_per_request_traced_from_the_kernels(name, expected):
@@ -39,12 +40,19 @@ def test_counts_per_request_traced_from_the_kernels(name, expected):
 def test_conflict_ways_of_the_shared_lines():
     assert banks.ways(banks.trace("tiled 32x8")) == 32
     assert banks.ways(banks.trace("padded 32x8")) == 1
-    assert banks.ways(banks.trace("seed padded 16x16"), "store") == 2
-    assert banks.ways(banks.trace("fast.transpose, float64 (32x33 tile)")) == 1
+    assert banks.ways(banks.trace("padded 16x16 (seed)"), "store") == 2
+    assert banks.ways(banks.trace("fast.transpose, float64 (32 x 33 tile)")) == 1
     with pytest.raises(ValueError, match="0 shared-memory load lines"):
         banks.shared_line(banks.trace("naive 32x8"))
     with pytest.raises(KeyError, match="not one of the lesson's launches"):
         banks.trace("transpose_tiled")
+
+
+def test_the_costliest_line_of_each_kernel():
+    assert banks.costliest(banks.trace("copy 32x8")) == (GLOBAL_LD, 4.0, 4.0)
+    assert banks.costliest(banks.trace("naive 32x8")) == (GLOBAL_ST, 32.0, 4.0)
+    assert banks.costliest(banks.trace("tiled 32x8")) == (SHARED_LD, 32.0, 1.0)
+    assert banks.costliest(banks.trace("padded 32x8"))[0] == SHARED_LD  # all ideal: shared first
 
 
 def test_the_lanes_of_a_column_read():
@@ -54,7 +62,7 @@ def test_the_lanes_of_a_column_read():
     padded = banks.column_read(banks.trace("padded 32x8"))
     assert padded[:3] == [(0, (0, 0), 0, 0), (1, (1, 0), 33, 1), (2, (2, 0), 66, 2)]
     assert sorted(bank for *_, bank in padded) == list(range(32))
-    seed = banks.column_read(banks.trace("seed padded 16x16"))
+    seed = banks.column_read(banks.trace("padded 16x16 (seed)"))
     assert seed[16][1] == (0, 1) and seed[15][1] == (15, 0)  # lanes 16-31: the next column
 
 
@@ -63,7 +71,7 @@ def test_slot_banks_follow_the_tile_shape():
     assert padded.shape == (32, 33)
     rows, cols = np.indices(padded.shape)
     np.testing.assert_array_equal(padded, (rows * 33 + cols) % 32)
-    wide = banks.slot_banks(banks.trace("fast.transpose, float64 (32x33 tile)"))
+    wide = banks.slot_banks(banks.trace("fast.transpose, float64 (32 x 33 tile)"))
     assert wide[0, :3].tolist() == [0, 2, 4]  # 8-byte slots: two banks each
 
 
@@ -90,6 +98,39 @@ def test_bank_picture_draws_the_traced_tiles():
     titles = [ax.get_title() for ax in fig.axes]
     assert "32-way" in titles[0] and "1-way" in titles[1] and "2-way" in titles[2]
     assert fig.get_size_inches()[0] == 12
+
+
+def test_traced_and_measured_puts_the_tracer_beside_the_gpu(monkeypatch):
+    def timing(name, ms):
+        return Timing(name, [ms], bytes_moved=2**29)
+
+    measured = {"naive 32x8": timing("naive 32x8", 1.0), "tiled 32x8": timing("tiled 32x8", 0.3)}
+    ceiling = timing("device-to-device copy", 0.14)
+    recorded = results.Shown(
+        {
+            "title": "recorded title",
+            "size": "8192 x 8192 float32",
+            "ceiling": ceiling.as_dict(),
+            "timings": [t.as_dict() for t in measured.values()],
+        },
+        "recorded on GPU, 2026-01-01",
+        live=False,
+    )
+    monkeypatch.setattr(results, "experiment", lambda key, data: recorded)
+    fig = figures.traced_and_measured(measured, title="t", size="s", ceiling=ceiling)
+    left, right = fig.axes
+    assert "recorded title · 8192 x 8192 float32" in left.get_title(loc="left")
+    assert [t.get_text() for t in left.get_yticklabels()] == ["tiled 32x8", "naive 32x8"]
+    texts = [t.get_text() for t in left.texts]
+    assert any("shared ld wavefronts: 32, ideal 1" in t for t in texts)
+    assert any("global st sectors: 32, ideal 4" in t for t in texts)
+    assert any("GB/s" in t.get_text() for t in right.texts)
+    monkeypatch.setattr(
+        results, "experiment", lambda key, data: results.Shown(data, "simulator", live=True)
+    )
+    simulated = {n: Timing(n, [1.0], 2**20, clock=SIMULATED) for n in measured}
+    fig = figures.traced_and_measured(simulated, title="t", size="s", ceiling=ceiling)
+    assert "recorded yet" in fig.axes[1].texts[0].get_text()
 
 
 def test_blur_picture_zooms_into_a_large_photograph(rng):
@@ -201,7 +242,7 @@ def test_parse_ncu_csv_format_sample():
 
 
 def test_kernel_names_are_checked_against_ncus():
-    names = [profiling.kernel_name(wrapper) for *_, wrapper in profiling.LAUNCHES]
+    names = [profiling.kernel_name(profiling.wrapper_of(name)) for _, name, _ in profiling.LAUNCHES]
     assert names[:4] == ["copy", "transpose_naive", "transpose_tiled", "transpose_padded"]
     assert names[4] == "transpose_wide" and len(set(names)) == len(names)
     shown = "transpose_padded[v1,cw51cXTLSUwv1sDUaKthqaNgoKmjgEhasCBDCg1bcEDrKAB](Array<float, 2>)"
@@ -295,7 +336,7 @@ def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch)
 
 def test_collect_runs_ncu_on_the_launching_child(monkeypatch):
     """ncu itself is faked: it writes a FORMAT SAMPLE (made-up numbers), one kernel per launch."""
-    names = [profiling.kernel_name(wrapper) for *_, wrapper in profiling.LAUNCHES]
+    names = [profiling.kernel_name(profiling.wrapper_of(name)) for _, name, _ in profiling.LAUNCHES]
     rows = [
         f'"{i}","1","python","h","{name}[v1](Array<float, 2>)","1","7","(32, 8, 1)","(1, 1, 1)",'
         f'"0","9.0","s","gpu__time_duration.sum","nsecond","{1000 + i}"'

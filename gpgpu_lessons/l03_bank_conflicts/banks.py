@@ -21,17 +21,17 @@ from ..trace.model import bank_of
 from . import fast, textbook
 
 SIDE = 64  # traced matrices are SIDE x SIDE: whole tiles for the 16-, 32- and 64-wide tiles
-# The lesson's launches, name -> (wrapper, dtype); the wrappers build exactly what the lesson times
+# The lesson's launches, named as textbook.VARIANTS and fast.VARIANTS time them -> (wrapper, dtype)
 KERNELS = {
     "copy 32x8": (textbook.tile_copy, np.float32),
     "naive 32x8": (textbook.naive, np.float32),
     "tiled 32x8": (textbook.tiled, np.float32),
     "padded 32x8": (textbook.padded, np.float32),
-    "wide 32x16 (64x64 tile)": (fast.wide, np.float32),
-    "seed naive 16x16": (textbook.seed_naive, np.float32),
-    "seed tiled 16x16": (textbook.seed_tiled, np.float32),
-    "seed padded 16x16": (textbook.seed_padded, np.float32),
-    "fast.transpose, float64 (32x33 tile)": (fast.transpose, np.float64),
+    "naive 16x16 (seed)": (textbook.seed_naive, np.float32),
+    "tiled 16x16 (seed)": (textbook.seed_tiled, np.float32),
+    "padded 16x16 (seed)": (textbook.seed_padded, np.float32),
+    f"wide {fast.WIDE_NAME}": (fast.wide, np.float32),
+    "fast.transpose, float64 (32 x 33 tile)": (fast.transpose, np.float64),
 }
 # (space, op) of a traced line -> what Nsight Compute calls the same count per warp request
 RATIOS = {
@@ -81,6 +81,13 @@ def per_request(traced: Trace) -> dict[str, tuple[float, float]]:
             ideal = sum(getattr(r, f"ideal_{unit}") for r in rows)
             found[name] = (cost / requests, ideal / requests)
     return found
+
+
+def costliest(traced: Trace) -> tuple[str, float, float]:
+    """(what, count per request, ideal) of the kernel's line furthest from its ideal."""
+    counts = per_request(traced)
+    name = max(counts, key=lambda n: (counts[n][0] / counts[n][1], n.startswith("shared")))
+    return (name, *counts[name])
 
 
 def shared_line(traced: Trace, op: str = "load"):

@@ -11,7 +11,8 @@ import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .. import plotting
+from .. import plotting, results
+from ..timing import Timing
 from ..trace.model import BANKS
 from . import banks
 from .fast import tile_of_block
@@ -48,7 +49,7 @@ def draw_tile(ax, name: str, traced) -> None:
     ax.set_ylabel("tile row")
 
 
-def bank_picture(names=("tiled 32x8", "padded 32x8", "seed padded 16x16")):
+def bank_picture(names=("tiled 32x8", "padded 32x8", "padded 16x16 (seed)")):
     """One panel per traced kernel (banks.KERNELS names): its tile coloured by bank."""
     with plt.rc_context(plotting.STYLE):
         fig, axes = plt.subplots(
@@ -62,6 +63,96 @@ def bank_picture(names=("tiled 32x8", "padded 32x8", "seed padded 16x16")):
             draw_tile(ax, name, banks.trace(name))
         fig.suptitle(
             "colour = bank (32 banks of 4 bytes); black boxes: the slots warp 0 reads at once"
+        )
+    plt.close(fig)
+    return fig
+
+
+def _bars(ax, names, values, colour, labels, *, log: bool, reach: float = 0.0) -> None:
+    """Horizontal bars up to at least `reach`, labelled inside the frame: beside a short bar,
+    inside a long one."""
+    ax.barh(range(len(names)), values, color=colour)
+    top = max(max(values), reach)
+    low, high = (min(values) / 2, top * 30) if log else (0, top * 1.25)
+    ax.set_xlim(low, high)
+    if log:
+        ax.set_xscale("log")
+    for y, (value, label) in enumerate(zip(values, labels)):
+        reached = np.log(value / low) / np.log(high / low) if log else value / high
+        inside = reached > 0.6
+        ax.annotate(
+            f" {label} " if inside else f" {label}",
+            (value, y),
+            va="center",
+            ha="right" if inside else "left",
+            color="white" if inside else "black",
+        )
+
+
+def traced_and_measured(
+    measured: dict[str, Timing], *, title: str, size: str, ceiling: Timing, record_as=None
+):
+    """Left, each kernel's costliest line, traced; right, the GPU's bandwidth of the same kernels.
+
+    measured: {banks.KERNELS name: Timing}, timed at `size` against `ceiling` (the copy). The
+    right half is this run on a GPU, the recorded GPU run in the simulator (results.experiment);
+    the left half is the tracer's, the same on any machine.
+    """
+    data = {
+        "kind": "variants",
+        "title": title,
+        "size": size,
+        "timings": [t.as_dict() for t in measured.values()],
+        "ceiling": ceiling.as_dict(),
+    }
+    shown = results.experiment(record_as, data)
+    names = list(measured)[::-1]  # the first kernel on top
+    costs = [banks.costliest(banks.trace(name)) for name in names]
+    with plt.rc_context(plotting.STYLE):
+        fig, (left, right) = plt.subplots(
+            1, 2, figsize=(plotting.WIDTH, 0.6 * len(names) + 2.2), layout="constrained"
+        )
+        _bars(
+            left,
+            names,
+            [cost / ideal for _, cost, ideal in costs],
+            "tab:orange",
+            [f"{what.split(' / ')[0]}: {cost:g}, ideal {ideal:g}" for what, cost, ideal in costs],
+            log=False,
+        )
+        left.set_yticks(range(len(names)), names, fontsize=13)
+        left.set_xlabel("the costliest line, x its ideal (traced)")
+        timings = {t.name: t for t in shown.timings()}
+        drawn = [timings.get(name) for name in names]
+        right.set_yticks(range(len(names)), [""] * len(names))
+        if any(t is None or t.simulated or t.gbs is None for t in drawn):
+            right.text(
+                0.5,
+                0.5,
+                "no GPU run of these kernels\nrecorded yet",
+                ha="center",
+                va="center",
+                transform=right.transAxes,
+                color="dimgrey",
+            )
+            right.set_xticks([])
+        else:
+            roof = Timing.from_dict(shown.data["ceiling"])
+            gbs = [t.gbs for t in drawn]
+            _bars(
+                right,
+                names,
+                gbs,
+                "tab:green",
+                [f"{g:,.0f} GB/s ({100 * g / roof.gbs:.0f}%)" for g in gbs],
+                log=max(gbs) / min(gbs) > plotting.WIDE_RANGE,
+                reach=roof.gbs,
+            )
+            right.axvline(roof.gbs, color="black", linestyle="--", linewidth=1)
+            right.set_xlabel(f"GB/s on the GPU (dashed: {roof.name})")
+        left.set_title(
+            plotting.heading(shown.data.get("title", title), shown.data.get("size"), shown.label),
+            loc="left",
         )
     plt.close(fig)
     return fig

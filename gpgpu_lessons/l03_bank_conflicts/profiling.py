@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from .. import results, runtime
-from . import banks, fast, textbook
+from . import banks, fast
 
 MODULE = "gpgpu_lessons.l03_bank_conflicts.profiling"
 KEY = "03_bank_conflicts/ncu_counters"
@@ -48,16 +48,17 @@ METRICS = ("gpu__time_duration.sum",) + tuple(
 )
 SIDE = 4096
 FULL_HD = (1080, 1920)
-# (what to call it: a name of banks.KERNELS, the matrix shape, the wrapper), in launch order
+# (what the record calls it, its name in banks.KERNELS (wrapper and dtype), the matrix shape),
+# in launch order
 LAUNCHES = (
-    ("copy 32x8", (SIDE, SIDE), textbook.tile_copy),
-    ("naive 32x8", (SIDE, SIDE), textbook.naive),
-    ("tiled 32x8", (SIDE, SIDE), textbook.tiled),
-    ("padded 32x8", (SIDE, SIDE), textbook.padded),
-    ("wide 32x16 (64x64 tile)", (SIDE, SIDE), fast.wide),
-    ("seed naive 16x16", FULL_HD, textbook.seed_naive),
-    ("seed tiled 16x16", FULL_HD, textbook.seed_tiled),
-    ("seed padded 16x16", FULL_HD, textbook.seed_padded),
+    ("copy 32x8", "copy 32x8", (SIDE, SIDE)),
+    ("naive 32x8", "naive 32x8", (SIDE, SIDE)),
+    ("tiled 32x8", "tiled 32x8", (SIDE, SIDE)),
+    ("padded 32x8", "padded 32x8", (SIDE, SIDE)),
+    ("wide 32x16 (64x64 tile)", f"wide {fast.WIDE_NAME}", (SIDE, SIDE)),
+    ("seed naive 16x16", "naive 16x16 (seed)", FULL_HD),
+    ("seed tiled 16x16", "tiled 16x16 (seed)", FULL_HD),
+    ("seed padded 16x16", "padded 16x16 (seed)", FULL_HD),
 )
 COLUMNS = ["kernel", "shape", "time (us)"] + [column for column, *_ in COUNTERS]
 TITLE = "Nsight Compute's counters of the transposes"
@@ -70,9 +71,14 @@ def launch_all() -> None:
     from numba import cuda
 
     rng = np.random.default_rng(0)
-    for _, shape, wrapper in LAUNCHES:
-        wrapper(cuda.to_device(rng.random(shape, dtype=np.float32)))
+    for _, name, shape in LAUNCHES:
+        wrapper_of(name)(cuda.to_device(rng.random(shape, dtype=np.float32)))
         cuda.synchronize()
+
+
+def wrapper_of(name: str):
+    """The wrapper that launches banks.KERNELS[name]."""
+    return banks.KERNELS[name][0]
 
 
 def kernel_name(wrapper) -> str:
@@ -130,7 +136,7 @@ def table(kernels: list[dict], names: list[str] | None = None) -> dict:
             f"ncu reported {len(kernels)} kernels, expected {len(LAUNCHES)} (one per launch)"
         )
     rows = []
-    for (label, shape, _), kernel, name in zip(LAUNCHES, kernels, names or [None] * len(kernels)):
+    for (label, _, shape), kernel, name in zip(LAUNCHES, kernels, names or [None] * len(kernels)):
         if name is not None and _base_name(kernel["name"]) != name:
             raise ValueError(
                 f"ncu's kernel {kernel['id']} is {kernel['name']!r}, but LAUNCHES expects "
@@ -164,8 +170,8 @@ SHOWN = (
 def predictions() -> dict[str, dict[str, float]]:
     """{kernel: {SHOWN column: the tracer's count per request}} for every kernel of LAUNCHES."""
     found = {}
-    for label, *_ in LAUNCHES:
-        counts = banks.per_request(banks.trace(label))
+    for label, name, _ in LAUNCHES:
+        counts = banks.per_request(banks.trace(name))
         found[label] = {column: counts[column][0] for column in SHOWN if column in counts}
     return found
 
@@ -263,7 +269,7 @@ def collect() -> dict:
             f"ncu failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
             f"{done.stderr[-2000:]}\n{text[-2000:]}"
         )
-    return table(parse_csv(text), [kernel_name(wrapper) for *_, wrapper in LAUNCHES])
+    return table(parse_csv(text), [kernel_name(wrapper_of(name)) for _, name, _ in LAUNCHES])
 
 
 def main(argv: list[str]) -> int:
