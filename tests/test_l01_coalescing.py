@@ -103,6 +103,8 @@ def test_the_picture_draws_traced_requests_and_says_what_each_costs(traced_copie
     notes = [t.get_text() for t in fig.axes[1].get_yticklabels()]
     assert notes == ["4 sectors · 100% used", "32 sectors · 12% used"]
     assert fig.get_figwidth() >= 12
+    labels = fig.axes[0].get_yticklabels() + fig.axes[1].get_yticklabels()
+    assert min(t.get_fontsize() for t in labels + [fig.axes[0].title]) >= 13
 
 
 def gpu_timing(name, ms, nbytes=2**31):
@@ -118,6 +120,7 @@ def test_traced_and_measured_draws_both_halves(traced_copies):
     )
     left, right = fig.axes
     assert "Copies · 2^28 float32" in left.get_title(loc="left")
+    assert min(t.get_fontsize() for t in left.texts + right.texts + left.get_yticklabels()) >= 13
     assert [t.get_text() for t in left.texts] == [" 32 (ideal 4)", " 4 (ideal 4)"]
     assert any("GB/s" in t.get_text() for t in right.texts)
     assert "device-to-device copy" in right.get_xlabel()

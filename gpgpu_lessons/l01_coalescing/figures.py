@@ -14,6 +14,7 @@ from ..timing import Timing
 
 SECTOR, LINE = 32, 128  # bytes of a sector, of a cache line
 SHOWN_SECTORS = 32  # the strip shows the first 1024 bytes of the array
+LABEL_SIZE = 13  # points: the rows' names, read from the back of a room
 NOT_MEASURED = "traced here; the GPU's bandwidths appear once a GPU run is recorded"
 
 
@@ -57,7 +58,7 @@ def draw_warp_requests(patterns: dict):
         notes.set_ylim(ax.get_ylim())
         notes.set_yticks(ticks, [_strip_note(lane_bytes) for _, lane_bytes in rows])
         for side in (ax, notes):
-            side.tick_params(length=0)
+            side.tick_params(axis="y", length=0, labelsize=LABEL_SIZE)
         ax.set_xlabel(
             "byte from the array's start (grey boxes: 32-byte sectors; black lines: 128-byte lines)"
         )
@@ -168,6 +169,7 @@ def traced_and_measured(
             1, 2, figsize=(plotting.WIDTH, 0.55 * len(names) + 2.3), layout="constrained"
         )
         _traced_panel(left, traced, names, metric)
+        left.tick_params(axis="y", labelsize=LABEL_SIZE)
         where = shown.label if _measured_panel(right, shown, names) else NOT_MEASURED
         heading = plotting.heading(shown.data.get("title", title), shown.data.get("size"), where)
         left.set_title(heading, loc="left")
