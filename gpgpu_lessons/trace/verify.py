@@ -292,9 +292,10 @@ def races(json_path=None) -> list[dict]:
 
 
 def _device_line() -> None:
-    from numba import cuda
+    """Say which GPU measured."""
+    from .. import runtime
 
-    print(f"GPU: {cuda.get_current_device().name.decode()}")
+    print(f"GPU: {runtime.device_info().name}")
 
 
 def _save(path, rows) -> None:
