@@ -1,6 +1,7 @@
 """Lesson 02 against NumPy: negative, flips and every mosaic (edge tiles, RGB, rounding), the launch
 regressions (interleaved shapes, in-place out=, a failed call then a good one, N x 1 and 1 x N in
-bands), bad input named, every kernel under its own name (tests/test_ptx.py checks their PTX)."""
+bands), bad input named, every kernel under its own name (tests/test_ptx.py checks their PTX); what
+the tracer says about the mosaics (races, barrier intervals, work per tile); legible pictures."""
 
 import inspect
 
@@ -8,10 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.text import Text
 from numba import cuda
 
-from gpgpu_lessons import diagrams, launch
-from gpgpu_lessons.l02_shared_memory import fast, figures, reference, textbook
+from gpgpu_lessons import diagrams, launch, notebook, results
+from gpgpu_lessons.l02_shared_memory import fast, figures, reference, textbook, tracing
+from gpgpu_lessons.timing import Timing
 
 BASICS = [
     (textbook.negative, reference.negative),
@@ -406,11 +410,183 @@ def test_tuning_describes_the_flips():
     assert tuning["chosen"]["block"] in tuning["space"]["block"]
 
 
-def test_lesson_pictures_draw():
-    assert figures.memory_hierarchy().axes
-    assert figures.mosaic_tiles((10, 14), 4).axes
+def assert_legible(fig):
+    """12 inches wide, no text under 13 pt, no two pieces of text overlapping, all inside."""
+    assert fig.get_size_inches()[0] == pytest.approx(12)
+    canvas = FigureCanvasAgg(fig)  # a closed figure has no canvas of its own to draw on
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    hidden = set()  # labels of ticks outside the axes' limits: matplotlib does not draw them
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not low <= tick.get_loc() <= high:
+                    hidden |= {id(tick.label1), id(tick.label2)}
+    texts = [
+        t
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and id(t) not in hidden
+    ]
+    assert texts
+    boxes = []
+    for text in texts:
+        assert text.get_fontsize() >= figures.FONT, (text.get_text(), text.get_fontsize())
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= -1 and box.y0 >= -1, text.get_text()
+        assert box.x1 <= fig.bbox.width + 1 and box.y1 <= fig.bbox.height + 1, text.get_text()
+        boxes.append((text.get_text(), box))
+    for k, (name, box) in enumerate(boxes):
+        for other, second in boxes[k + 1 :]:
+            assert not box.overlaps(second), f"{name!r} overlaps {other!r}"
+
+
+def test_lesson_pictures_draw_legibly():
+    assert_legible(figures.memory_hierarchy())
+    assert_legible(figures.mosaic_tiles((6, 27), 4))
+    assert_legible(figures.mosaic_tiles((10, 14), 4))
     a = np.arange(12, dtype=np.uint8).reshape(3, 4)
     assert len(diagrams.show_images({"a": a, "b": np.stack([a] * 3, axis=2)}).axes) == 2
     b = a.copy()
     b[a > 5] += 1
     np.testing.assert_array_equal(diagrams.differences(a, b), np.where(a > 5, 0, 255))
+
+
+# ---- what the tracer says about the mosaics (issue 16) ------------------------------------------
+
+
+def line_of(kernel, code: str) -> int:
+    """The line number, in its file, of the one line of `kernel` that holds `code`."""
+    lines, first = inspect.getsourcelines(kernel.py_func)
+    found = [first + k for k, line in enumerate(lines) if code in line]
+    assert len(found) == 1, (code, found)
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def race_traces():
+    a = np.random.default_rng(7).integers(0, 256, size=(16, 16), dtype=np.uint8)
+    return {
+        "mosaic_shared": tracing.trace_wrapper(textbook.mosaic_shared_one_thread, a, 8),
+        "mosaic_shared_no_barrier": tracing.trace_wrapper(textbook.mosaic_shared_race, a, 8),
+    }
+
+
+def test_the_tracer_finds_the_races_of_the_mosaic_without_barriers(race_traces):
+    assert race_traces["mosaic_shared"].hazards == []
+    racy = textbook.mosaic_shared_no_barrier
+    load_tile = line_of(racy, "tile[ty, tx, c] = src[y, x, c]")
+    sum_tile = line_of(textbook.tile_mean, "total += pixels[")
+    write_mean = line_of(racy, "mean[c] = tile_mean(")
+    read_mean = line_of(racy, "dst[y, x, c] = mean[c]")
+    found = {(h.kind, h.array): h for h in race_traces["mosaic_shared_no_barrier"].hazards}
+    assert set(found) == {("RAW", "tile"), ("WAR", "mean")}
+    assert found["RAW", "tile"].lines == (load_tile, sum_tile)
+    assert found["RAW", "tile"].threads[1] == (0, 0)  # thread (0, 0) sums a tile being loaded
+    assert found["WAR", "mean"].lines == (read_mean, write_mean)
+    rows = tracing.hazard_rows(race_traces)
+    assert rows[0] == ["`mosaic_shared`", "none", "", ""]
+    assert [row[0] for row in rows[1:]] == ["`mosaic_shared_no_barrier`", ""]  # named once
+    assert rows[1][2].startswith(f"line {load_tile}, thread (") and "`tile[ty, tx, c]" in rows[1][2]
+    assert rows[1][3].startswith(f"line {sum_tile}, thread (0, 0): `total += pixels[")
+
+
+def test_barriers_put_each_write_before_the_reads_of_other_threads(race_traces):
+    def summary(trace):
+        return [
+            (a.array, a.op, a.intervals, len(a.threads)) for a in tracing.shared_accesses(trace)
+        ]
+
+    # 8 x 8 tiles: 64 threads load the tile, thread (0, 0) sums it and writes the mean, all read it
+    assert summary(race_traces["mosaic_shared"]) == [
+        ("tile", "store", (0,), 64),
+        ("tile", "load", (1,), 1),
+        ("mean", "store", (1,), 1),
+        ("mean", "load", (2,), 64),
+    ]
+    assert [s[2] for s in summary(race_traces["mosaic_shared_no_barrier"])] == [(0,)] * 4
+    first = tracing.shared_accesses(race_traces["mosaic_shared"])[0]
+    assert first.code == "tile[ty, tx, c] = src[y, x, c]"  # the line's code, not its comment
+    assert first.line == line_of(textbook.mosaic_shared, "tile[ty, tx, c] = src[y, x, c]")
+
+
+def test_the_barrier_picture_is_legible_and_marks_the_races(race_traces):
+    fig = figures.barrier_intervals(race_traces)
+    assert_legible(fig)
+    texts = [t.get_text() for t in fig.findobj(Text)]
+    assert "RAW race on tile" in texts and "WAR race on mean" in texts
+    assert "mosaic_shared: 2 syncthreads, no hazard" in texts
+
+
+@pytest.fixture(scope="module")
+def tile_traces():
+    a = np.random.default_rng(8).integers(0, 256, size=(64, 64), dtype=np.uint8)
+    mosaics = {
+        "seed 1": textbook.mosaic_one_thread,
+        "seed 2": textbook.mosaic_shared_one_thread,
+        "tree": textbook.mosaic_parallel,
+    }
+    return {name: tracing.trace_wrapper(f, a, 32) for name, f in mosaics.items()}
+
+
+def test_work_per_tile_as_the_notebook_states_it(tile_traces):
+    # one 32 x 32 tile: the numbers the notebook's text quotes
+    work = {name: tracing.tile_work(trace) for name, trace in tile_traces.items()}
+    assert work["seed 1"] == tracing.TileWork(1024, 1, 1024, 0, 0)  # one thread, one byte a load
+    assert work["seed 2"] == tracing.TileWork(32, 32, 32, 32 + 1024 + 1 + 32, 2)
+    assert work["tree"] == tracing.TileWork(32, 32, 32, 52, 9)  # 256 threads: 8 tree steps
+    assert all(trace.hazards == [] for trace in tile_traces.values())
+    assert tracing.work_cells(tile_traces["seed 1"]) == ["1,024", "1", "0", "0"]
+
+
+def shown_tables(monkeypatch):
+    """Capture what show_beside_times displays: the heading, and (header, rows) of the table."""
+    shown = []
+    monkeypatch.setattr(tracing, "display", lambda markdown: shown.append(markdown.data))
+    monkeypatch.setattr(
+        tracing.notebook, "table", lambda header, rows: shown.append((header, rows))
+    )
+    return shown
+
+
+def test_counts_stand_beside_this_runs_times(tile_traces, monkeypatch):
+    shown = shown_tables(monkeypatch)
+    timings = [
+        Timing(name, [ms]) for name, ms in (("seed 1", 30.0), ("seed 2", 40.0), ("tree", 2.0))
+    ]
+    tracing.show_beside_times(None, timings, tile_traces, title="Mosaics", size="16 x 16 gray")
+    heading, (header, rows) = shown
+    assert heading.startswith("**Mosaics · 16 x 16 gray** (")
+    assert header == ["variant", "median", "speed-up over the first"] + tracing.WORK_COLUMNS
+    assert rows[0] == ["seed 1", "30 ms", "1.0x", "1,024", "1", "0", "0"]
+    assert rows[2][:3] == ["tree", "2 ms", "15.0x"]
+
+
+def test_counts_stand_beside_the_recorded_gpu_times_in_the_simulator(tile_traces, monkeypatch):
+    recorded = {
+        "kind": "table",
+        "title": "Four mosaics, tiles of 32",
+        "size": "16384 x 16384 gray uint8",
+        "columns": ["variant", "median", "speed-up over the first"],
+        "rows": [["seed 1", "33.5 ms", "1.0x"], ["tree", "2.25 ms", "14.9x"]],
+    }
+    monkeypatch.setattr(results.runtime, "MODE", results.runtime.SIMULATOR)
+    monkeypatch.setattr(
+        results, "recorded", lambda key: [results.Recorded("NVIDIA H200", "2026-11-22", recorded)]
+    )
+    shown = shown_tables(monkeypatch)
+    timings = [Timing("seed 1", [900.0]), Timing("tree", [100.0])]  # the simulator's host times
+    tracing.show_beside_times(
+        "02_shared_memory/mosaic_speedups",
+        timings,
+        tile_traces,
+        title="Four mosaics, tiles of 4",
+        size="16 x 16 gray uint8",
+    )
+    heading, (header, rows) = shown
+    assert heading.startswith("**Four mosaics, tiles of 32 · 16384 x 16384 gray uint8** (recorded")
+    assert rows == [
+        ["seed 1", "33.5 ms", "1.0x", "1,024", "1", "0", "0"],
+        ["tree", "2.25 ms", "14.9x", "32", "32", "52", "9"],
+    ]
+    assert notebook.duration(33.5) == "33.5 ms"

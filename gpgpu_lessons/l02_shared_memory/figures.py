@@ -1,133 +1,101 @@
-"""Lesson 02's pictures: the memories of a GPU, and the tiles of a mosaic (one block each)."""
+"""Lesson 02's pictures: the memories of a GPU, a mosaic's tiles, and a mosaic's barrier intervals.
+
+Every figure is plotting.WIDTH (12 inches) wide with text of FONT (13 pt) or more, so that it
+reads from the back of a room on a 1280 x 720 slide.
+"""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
+from .. import plotting
 from ..launch import blocks_for
+from . import tracing
 
-# (name, scope, lifetime/size note, colour) of the memories an SM owns, drawn inside each SM
+FONT = 13  # points: the smallest text on a slide
+STYLE = {**plotting.STYLE, "xtick.labelsize": FONT, "ytick.labelsize": FONT}
+
+# the memories an SM owns: (name, who sees it, what to know), one row each inside the SM
 _ON_CHIP = [
     ("registers", "one thread", "64K x 32 bit per SM, ~1 cycle", "#9ecae1"),
-    ("local memory*", "one thread", "spills, arrays; lives off chip", "#fdd0a2"),
+    ("local memory", "one thread", "spills and arrays: private, but off chip", "#fdd0a2"),
     ("shared memory", "one block", "up to 227 KiB per SM, ~30 cycles", "#a1d99b"),
-    ("L1 cache", "one SM", "shares 256 KiB with shared mem.", "#d9d9d9"),
-    ("constant cache", "one SM", "small; one value broadcast to a warp", "#dadaeb"),
+    ("L1 cache", "one SM", "shares 256 KiB with shared memory", "#d9d9d9"),
+    ("constant cache", "one SM", "one value broadcast to a warp", "#dadaeb"),
 ]
-_WHO_SEES_WHAT = (
-    "Who sees what\n\nthread: its registers,\n  its local memory\n"
-    "block: its shared memory\ngrid: global, constant\nhost: global, constant\n"
-    "  (copies, not pointers)\ncaches (L1, L2): nobody\n  addresses them directly\n\n"
-    "* local memory is private\n  but lives off chip"
-)
+# the memories off chip: (lines of text, colour)
+_OFF_CHIP = [
+    ("global memory\nevery thread, every block,\nthe host by copies\ncuda.to_device", "#fdae6b"),
+    ("constant memory\nall threads read it,\nthe host writes it\ncuda.const, 64 KiB", "#bcbddc"),
+    ("local memory\none thread: spilled\nregisters, local arrays\ncuda.local.array", "#fdd0a2"),
+]
 
 
-def _box(ax, x, y, w, h, text, colour, *, fontsize=8, weight="normal", edge="black"):
-    ax.add_patch(Rectangle((x, y), w, h, facecolor=colour, edgecolor=edge, linewidth=1))
-    ax.text(
-        x + w / 2,
-        y + h / 2,
-        text,
-        ha="center",
-        va="center",
-        fontsize=fontsize,
-        weight=weight,
-        wrap=True,
+def _box(ax, x, y, w, h, colour, *, dashed=False):
+    ax.add_patch(
+        Rectangle(
+            (x, y),
+            w,
+            h,
+            facecolor=colour,
+            edgecolor="black",
+            linewidth=1,
+            linestyle="--" if dashed else "-",
+        )
     )
 
 
 def memory_hierarchy():
-    """The memories of a GPU: on chip (per SM, then L2) and off chip (HBM), and who sees each."""
-    fig, ax = plt.subplots(figsize=(10, 5.1), layout="constrained")
-    ax.set_xlim(0, 11)
-    ax.set_ylim(0, 7.4)
-    ax.axis("off")
-    # the chip
-    ax.add_patch(
-        Rectangle((0.2, 2.35), 10.6, 4.9, facecolor="#f7f7f7", edgecolor="black", linestyle="--")
-    )
-    ax.text(0.35, 7.0, "GPU chip (on chip: fast, small)", fontsize=10, weight="bold", va="center")
-    for k, x0 in enumerate((0.45, 3.95)):
-        ax.add_patch(Rectangle((x0, 3.35), 3.3, 3.45, facecolor="white", edgecolor="black"))
-        ax.text(
-            x0 + 1.65,
-            6.6,
-            f"SM {k}" if k == 0 else "SM 1  (an H200 has 132)",
-            ha="center",
-            fontsize=9,
-            weight="bold",
-        )
+    """The memories of a GPU: on chip (in each SM, then L2) and off chip (HBM), and the host."""
+    with plt.rc_context(STYLE):
+        fig = plt.figure(figsize=(plotting.WIDTH, 5.0))  # fits a slide under its heading
+        ax = fig.add_axes((0, 0, 1, 1))  # one data unit: one inch across, 0.93 inch up
+        ax.set_xlim(0, plotting.WIDTH)
+        ax.set_ylim(0, 5.4)
+        ax.axis("off")
+        # the chip: one SM (of many), then L2
+        _box(ax, 0.05, 2.0, 11.9, 3.35, "#f7f7f7", dashed=True)
+        ax.text(0.2, 5.13, "on chip: fast, small", weight="bold", va="center")
+        _box(ax, 0.2, 2.72, 8.6, 2.2, "white")
+        ax.text(0.35, 4.71, "one SM (streaming multiprocessor)", weight="bold", va="center")
         for row, (name, scope, note, colour) in enumerate(_ON_CHIP):
-            y = 5.85 - row * 0.6
-            _box(ax, x0 + 0.1, y, 3.1, 0.52, f"{name}  [{scope}]\n{note}", colour, fontsize=7)
-    ax.text(7.6, 6.35, "...", fontsize=20, va="center")
-    _box(
-        ax,
-        0.45,
-        2.5,
-        7.6,
-        0.65,
-        "L2 cache: shared by all SMs, every global access passes it (50-60 MB on H100/H200)",
-        "#fee391",
-        fontsize=8,
-    )
-    # off chip
-    ax.add_patch(
-        Rectangle((0.2, 0.2), 8.0, 1.85, facecolor="#fff5eb", edgecolor="black", linestyle="--")
-    )
-    ax.text(
-        0.35,
-        1.85,
-        "device memory, HBM (off chip: large, ~500+ cycles, 4.8 TB/s on an H200)",
-        fontsize=9,
-        weight="bold",
-        va="center",
-    )
-    _box(
-        ax,
-        0.4,
-        0.35,
-        2.5,
-        1.2,
-        "global memory\n[every thread of every block,\nand the host by copies]\ncuda.to_device",
-        "#fdae6b",
-        fontsize=7,
-    )
-    _box(
-        ax,
-        3.0,
-        0.35,
-        2.4,
-        1.2,
-        "constant memory\n[all threads read,\nhost writes]\n64 KiB, cuda.const",
-        "#bcbddc",
-        fontsize=7,
-    )
-    _box(
-        ax,
-        5.5,
-        0.35,
-        2.5,
-        1.2,
-        "local memory*\n[one thread: spilled\nregisters, local arrays]\ncuda.local.array",
-        "#fdd0a2",
-        fontsize=7,
-    )
-    # the host
-    _box(
-        ax,
-        8.7,
-        0.35,
-        2.1,
-        1.2,
-        "host memory (CPU)\nNumPy arrays\nPCIe / NVLink-C2C",
-        "#c6dbef",
-        fontsize=7,
-    )
-    ax.add_patch(FancyArrowPatch((8.7, 0.95), (8.0, 0.95), arrowstyle="<->", mutation_scale=12))
-    ax.add_patch(FancyArrowPatch((4.25, 2.05), (4.25, 2.5), arrowstyle="<->", mutation_scale=12))
-    ax.text(8.35, 5.55, _WHO_SEES_WHAT, fontsize=8, va="center", family="monospace")
+            y = 4.2 - 0.34 * row
+            _box(ax, 0.35, y, 8.3, 0.3, colour)
+            ax.text(0.45, y + 0.15, f"{name} [{scope}]", va="center")
+            ax.text(8.55, y + 0.15, note, va="center", ha="right")
+        ax.text(10.35, 3.8, "x 132 SMs\non an H200", ha="center", va="center", weight="bold")
+        _box(ax, 0.2, 2.1, 11.6, 0.48, "#fee391")
+        ax.text(
+            6.0,
+            2.34,
+            "L2 cache: shared by all SMs, every global access passes it (50-60 MB on an H200)",
+            ha="center",
+            va="center",
+        )
+        # off chip: the device memory, and the host beside it
+        _box(ax, 0.05, 0.05, 8.65, 1.73, "#fff5eb", dashed=True)
+        ax.text(
+            0.2,
+            1.56,
+            "off chip: device memory (HBM), large, ~500+ cycles, 4.8 TB/s on an H200",
+            weight="bold",
+            va="center",
+        )
+        for k, (text, colour) in enumerate(_OFF_CHIP):
+            _box(ax, 0.15 + 2.85 * k, 0.15, 2.75, 1.2, colour)
+            ax.text(0.15 + 2.85 * k + 1.375, 0.75, text, ha="center", va="center")
+        _box(ax, 9.2, 0.15, 2.4, 1.2, "#c6dbef")  # clear of the slide's navigation arrows
+        ax.text(
+            10.4,
+            0.75,
+            "host memory (CPU)\nNumPy arrays\nPCIe / NVLink-C2C",
+            ha="center",
+            va="center",
+        )
+        arrow = {"arrowstyle": "<->", "mutation_scale": 16, "linewidth": 1.5}
+        ax.add_patch(FancyArrowPatch((8.7, 0.75), (9.2, 0.75), **arrow))
+        ax.add_patch(FancyArrowPatch((4.35, 1.78), (4.35, 2.1), **arrow))
     plt.close(fig)
     return fig
 
@@ -135,47 +103,142 @@ def memory_hierarchy():
 def mosaic_tiles(shape, size: int):
     """The tiles of a mosaic over an image of `shape`: one block each; edge tiles are smaller."""
     height, width = shape[:2]
-    size_inches = (9, min(5.3, 9 * height / width + 0.6))  # wide enough to read on a slide
-    fig, ax = plt.subplots(figsize=size_inches, layout="constrained")
-    for by, y0 in enumerate(range(0, height, size)):
-        for bx, x0 in enumerate(range(0, width, size)):
-            rows, cols = min(size, height - y0), min(size, width - x0)  # the kernels' formula
-            edge = rows < size or cols < size
-            ax.add_patch(
-                Rectangle(
-                    (x0, y0), size, size, facecolor="none", edgecolor="#bbbbbb", linestyle=":"
+    tiles_y, tiles_x = blocks_for(height, size), blocks_for(width, size)
+    inches_per_pixel = (plotting.WIDTH - 1.0) / (tiles_x * size + 1)
+    figure_height = min(6.0, inches_per_pixel * (tiles_y * size + 1) + 1.6)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(plotting.WIDTH, figure_height), layout="constrained")
+        for by in range(tiles_y):
+            for bx in range(tiles_x):
+                y0, x0 = by * size, bx * size
+                rows, cols = min(size, height - y0), min(size, width - x0)  # the kernels' formula
+                edge = rows < size or cols < size
+                ax.add_patch(
+                    Rectangle(
+                        (x0, y0), size, size, facecolor="none", edgecolor="#bbbbbb", linestyle=":"
+                    )
                 )
-            )
-            ax.add_patch(
-                Rectangle(
-                    (x0, y0),
-                    cols,
-                    rows,
-                    facecolor="#fdae6b" if edge else "#a1d99b",
-                    edgecolor="black",
-                    alpha=0.8,
+                ax.add_patch(
+                    Rectangle(
+                        (x0, y0),
+                        cols,
+                        rows,
+                        facecolor="#fdae6b" if edge else "#a1d99b",
+                        edgecolor="black",
+                        alpha=0.8,
+                    )
                 )
-            )
-            ax.text(
-                x0 + cols / 2,
-                y0 + rows / 2,
-                f"block ({bx},{by})\n{rows}x{cols} px",
-                ha="center",
-                va="center",
-                fontsize=7,
-            )
-    ax.add_patch(Rectangle((0, 0), width, height, facecolor="none", edgecolor="red", linewidth=2))
-    ax.set_xlim(-0.5, blocks_for(width, size) * size + 0.5)
-    ax.set_ylim(blocks_for(height, size) * size + 0.5, -0.5)
-    ax.set_aspect("equal")
-    ax.set_xlabel("x (column)")
-    ax.set_ylabel("y (row)")
-    ax.set_title(
-        f"{height} x {width} image, mosaic size {size}: one block of {size} x {size} "
-        "threads per tile\ngreen: full tile; orange: edge tile, averages only its real "
-        "pixels (red frame = image)",
-        fontsize=9,
-        loc="left",
-    )
+                ax.text(
+                    x0 + cols / 2,
+                    y0 + rows / 2,
+                    f"({bx},{by})\n{rows}x{cols}",
+                    ha="center",
+                    va="center",
+                    fontsize=FONT,
+                )
+        ax.add_patch(
+            Rectangle((0, 0), width, height, facecolor="none", edgecolor="red", linewidth=2.5)
+        )
+        ax.set_xlim(-0.5, tiles_x * size + 0.5)
+        ax.set_ylim(tiles_y * size + 0.5, -0.5)
+        ax.set_aspect("equal")
+        ax.set_xlabel("x (column)")
+        ax.set_ylabel("y (row)")
+        ax.set_title(
+            f"{height} x {width} image, tiles of {size}: one block of {size} x {size} threads per "
+            "tile, labelled (bx,by) and rows x cols\n"
+            "green: full tile; orange: edge tile, averages only its real pixels; red: the image",
+            fontsize=FONT,
+            loc="left",
+        )
     plt.close(fig)
     return fig
+
+
+def _who(threads) -> str:
+    """'thread (0, 0)' or '64 threads'."""
+    if len(threads) == 1:
+        x, y, z = threads[0]
+        return f"thread ({x}, {y})" if z == 0 else f"thread ({x}, {y}, {z})"
+    return f"{len(threads):,} threads"
+
+
+def _short(code: str, limit: int = 34) -> str:
+    return code if len(code) <= limit else code[: limit - 1] + "…"
+
+
+def barrier_intervals(traces: dict):
+    """Which threads read and write which shared array between which barriers, per kernel."""
+    # traces: {kernel name: Trace} (tracing.trace_wrapper); rows: the shared-memory lines of the
+    # first traced block; columns: barrier intervals; races (RAW, WAR, WAW): red arrows
+    panels = {name: tracing.shared_accesses(trace) for name, trace in traces.items()}
+    columns = 1 + max(
+        (max(a.intervals) for accesses in panels.values() for a in accesses), default=0
+    )
+    heights = [max(1, len(accesses)) + 0.9 for accesses in panels.values()]
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(
+            len(panels),
+            1,
+            figsize=(plotting.WIDTH, 0.36 * sum(heights) + 0.7),
+            layout="constrained",
+            squeeze=False,
+            sharex=True,
+            gridspec_kw={"height_ratios": heights},
+        )
+        for ax, (name, accesses), trace in zip(axes[:, 0], panels.items(), traces.values()):
+            _interval_panel(ax, name, accesses, trace, columns)
+        axes[-1, 0].set_xticks(
+            [i + 0.5 for i in range(columns)], [f"{i} passed" for i in range(columns)]
+        )
+        axes[-1, 0].set_xlabel("barrier interval: syncthreads a thread has passed")
+    plt.close(fig)
+    return fig
+
+
+def _interval_panel(ax, name, accesses, trace, columns) -> None:
+    row_of = {}
+    for row, access in enumerate(accesses):
+        row_of.setdefault(access.line, row)
+        colour = "#fdae6b" if access.op == "store" else "#9ecae1"
+        verb = "write" if access.op == "store" else "read"
+        verb += "s" if len(access.threads) == 1 else ""
+        for interval in access.intervals:
+            ax.barh(row, 0.9, left=interval + 0.05, height=0.7, color=colour, edgecolor="black")
+            ax.text(interval + 0.5, row, f"{_who(access.threads)} {verb}", ha="center", va="center")
+    ax.set_yticks(range(len(accesses)), [f"line {a.line}: {_short(a.code)}" for a in accesses])
+    ax.set_ylim(len(accesses) - 0.5, -0.5)
+    ax.set_xlim(0, columns)
+    barriers = max((max(a.intervals) for a in accesses), default=0)
+    for boundary in range(1, barriers + 1):  # the kernel's own syncthreads
+        ax.axvline(boundary, color="black", linestyle="--", linewidth=1.5)
+    races = [h for h in trace.hazards if h.kind in ("RAW", "WAR", "WAW")]
+    for hazard in races:
+        first, second = (row_of.get(line) for line in hazard.lines)
+        if first is None or second is None:
+            continue
+        ax.annotate(
+            "",
+            (0.97, second),
+            (0.97, first),
+            arrowprops={
+                "arrowstyle": "->",
+                "color": "#cf222e",
+                "linewidth": 2.5,
+                "connectionstyle": "arc3,rad=-0.5",
+            },
+        )
+        ax.text(
+            1.12,
+            (first + second) / 2,
+            f"{hazard.kind} race on {hazard.array}",
+            color="#cf222e",
+            va="center",
+            weight="bold",
+        )
+    verdict = ", ".join(f"{h.kind} on {h.array}" for h in trace.hazards) or "no hazard"
+    ax.set_title(
+        f"{name}: {barriers} syncthreads, {verdict}",
+        loc="left",
+        color="#cf222e" if trace.hazards else "black",
+    )

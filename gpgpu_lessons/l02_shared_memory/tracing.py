@@ -1,0 +1,178 @@
+"""What the kernel tracer says about lesson 02's mosaics: work per tile, barrier intervals, races.
+
+Every count comes from `gpgpu_lessons.trace_kernel` running the real kernel with the launch its
+wrapper configures (the first band of rows; `blocks=` traces only some tiles), so it means the
+same on any machine: in the simulator it stands beside the recorded GPU times it explains.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+from IPython.display import Markdown, display
+
+from .. import notebook, results
+from ..trace import Trace, trace_kernel
+
+
+def trace_wrapper(wrapper, image, *args, blocks=1) -> Trace:
+    """Trace the kernel `wrapper(image, *args)` launches, on `blocks` of its blocks (tiles)."""
+    step = wrapper.prepare(image, *args).steps[0]
+    return trace_kernel(step.kernel, step.grid, step.block, *step.args, blocks=blocks)
+
+
+def code_at(file: str, line: int) -> str:
+    """The code of a source line, without its comment."""
+    return linecache.getline(file, line).split("  #")[0].strip()
+
+
+# ---- work per tile -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TileWork:
+    """What one block (one tile) asks of memory, counted by the tracer."""
+
+    global_loads: float  # warp-level load requests to global memory
+    threads_per_load: float  # lanes that take part in one such request
+    global_stores: float
+    shared_accesses: float  # warp-level requests to shared memory, loads and stores
+    barriers: int  # syncthreads a thread of the block passes
+
+
+def tile_work(trace: Trace) -> TileWork:
+    """Requests per tile (averaged over the traced blocks) and the barriers a thread passes."""
+    tiles = len(trace.blocks)
+
+    def rows(space, op=None):
+        return [r for r in trace.lines if r.space == space and op in (None, r.op)]
+
+    loads = rows("global", "load")
+    requests = sum(r.requests for r in loads)
+    intervals = trace.accesses.interval
+    return TileWork(
+        global_loads=requests / tiles,
+        threads_per_load=sum(r.lanes for r in loads) / requests if requests else 0.0,
+        global_stores=sum(r.requests for r in rows("global", "store")) / tiles,
+        shared_accesses=sum(r.requests for r in rows("shared")) / tiles,
+        barriers=int(intervals.max()) if len(intervals) else 0,
+    )
+
+
+WORK_COLUMNS = [
+    "global loads per tile",
+    "threads per load",
+    "shared accesses per tile",
+    "barriers",
+]
+
+
+def work_cells(trace: Trace) -> list[str]:
+    """The WORK_COLUMNS of one traced kernel, numbers written for people."""
+    work = tile_work(trace)
+    return [
+        f"{work.global_loads:,.0f}",
+        f"{work.threads_per_load:,.0f}",
+        f"{work.shared_accesses:,.0f}",
+        str(work.barriers),
+    ]
+
+
+def show_beside_times(key: str, timings, traces: dict[str, Trace], *, title: str, size: str):
+    """GPU times of variants (the recorded ones in the simulator) beside their counts per tile."""
+    # timings: this run's, one per variant, named as the keys of traces; a GPU run records them
+    # under key (results.experiment chooses this run's or the recorded table); the tracer's
+    # counts are always this machine's: they are the same anywhere
+    first = timings[0].median_ms
+    data = {
+        "kind": "table",
+        "title": title,
+        "size": size,
+        "columns": ["variant", "median", "speed-up over the first"],
+        "rows": [
+            [t.name, notebook.duration(t.median_ms), f"{first / t.median_ms:,.1f}x"]
+            for t in timings
+        ],
+    }
+    shown = results.experiment(key, data)
+    display(Markdown(f"**{shown.title}** ({shown.label}) · tracer counts from this machine"))
+    notebook.table(
+        shown.data["columns"] + WORK_COLUMNS,
+        [
+            row + (work_cells(traces[row[0]]) if row[0] in traces else [""] * len(WORK_COLUMNS))
+            for row in shown.data["rows"]
+        ],
+    )
+
+
+# ---- barrier intervals -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SharedAccess:
+    """The accesses of one source line to one shared array, in the first traced block."""
+
+    line: int
+    code: str  # the line's code, without its comment
+    array: str
+    op: str  # "load" or "store"
+    intervals: tuple  # barrier intervals (syncthreads passed) in which they happen
+    threads: tuple  # threadIdx of every thread that makes them
+
+
+def shared_accesses(trace: Trace) -> list[SharedAccess]:
+    """Who touches which shared array at which line, and after how many barriers, in use order."""
+    # rows ordered by the barrier interval they start in, then by the arrays' first use, stores
+    # before loads: the order in which a correct kernel uses them
+    first = trace.blocks[0]
+    found: dict = {}
+    arrays: list = []
+    for access in trace.rows():
+        if access.space != "shared" or access.block != first:
+            continue
+        if access.array not in arrays:
+            arrays.append(access.array)
+        intervals, threads = found.setdefault(
+            (access.line, access.array, access.op), (set(), set())
+        )
+        intervals.add(access.interval)
+        threads.add(access.thread)
+    return sorted(
+        (
+            SharedAccess(
+                line,
+                code_at(trace.file, line),
+                array,
+                op,
+                tuple(sorted(intervals)),
+                tuple(sorted(threads, key=lambda t: t[::-1])),
+            )
+            for (line, array, op), (intervals, threads) in found.items()
+        ),
+        key=lambda a: (a.intervals[0], arrays.index(a.array), a.op != "store", a.line),
+    )
+
+
+# ---- races -------------------------------------------------------------------------------------
+
+HAZARD_COLUMNS = ["kernel", "hazard", "first", "then, with no barrier between"]
+
+
+def hazard_rows(traces: dict[str, Trace]) -> list[list[str]]:
+    """The tracer's verdict per kernel: each hazard with its two source lines, or 'none'."""
+    table = []
+    for name, trace in traces.items():
+        if not trace.hazards:
+            table.append([f"`{name}`", "none", "", ""])
+        for k, hazard in enumerate(trace.hazards):
+            files = hazard.files or (trace.file,) * len(hazard.lines)
+            places = [
+                f"line {line}, thread {thread}: `{code_at(file, line)}`"
+                for line, file, thread in zip(hazard.lines, files, hazard.threads)
+            ]
+            places += [""] * (2 - len(places))
+            found = f" ({hazard.count:,} found)" if hazard.count > 1 else ""
+            kernel = f"`{name}`" if k == 0 else ""
+            table.append([kernel, f"{hazard.kind} on `{hazard.array}`{found}", *places[:2]])
+    return table
