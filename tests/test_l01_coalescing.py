@@ -121,7 +121,7 @@ def test_traced_and_measured_draws_both_halves(traced_copies):
     left, right = fig.axes
     assert "Copies · 2^28 float32" in left.get_title(loc="left")
     assert min(t.get_fontsize() for t in left.texts + right.texts + left.get_yticklabels()) >= 13
-    assert [t.get_text() for t in left.texts] == [" 32 (ideal 4)", " 4 (ideal 4)"]
+    assert [t.get_text() for t in left.texts] == ["32 (ideal 4)", "4 (ideal 4)"]
     assert any("GB/s" in t.get_text() for t in right.texts)
     assert "device-to-device copy" in right.get_xlabel()
     simulated = {k: Timing(k, [1.0], 2**31, clock=SIMULATED) for k in chosen}

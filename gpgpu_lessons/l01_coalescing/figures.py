@@ -77,8 +77,15 @@ def _bars(ax, names, values, colour, labels, *, log: bool = False, reach: float 
         ax.set_xlim(min(v for v in values if v > 0) / 2, max(max(values) * 12, reach * 1.5))
     else:
         ax.set_xlim(0, max(max(values) * 1.6, reach * 1.1))
-    for y, (v, label) in enumerate(zip(values, labels)):
-        ax.annotate(f" {label}", (v, y), va="center")
+    for y, (v, label) in enumerate(zip(values, labels)):  # on white: a ceiling line passes behind
+        ax.annotate(
+            label,
+            (v, y),
+            xytext=(5, 0),
+            textcoords="offset points",
+            va="center",
+            bbox={"color": "white", "pad": 0.5},
+        )
 
 
 def _traced_panel(ax, traced: dict, names: list, metric: str) -> None:
@@ -127,7 +134,7 @@ def _measured_panel(ax, shown: results.Shown, names: list) -> bool:
         reach=roof.gbs,
     )
     ax.axvline(roof.gbs, color="black", linestyle="--", linewidth=1)
-    ax.set_xlabel(f"GPU bandwidth (dashed: {roof.name}, {roof.gbs:,.0f} GB/s)")
+    ax.set_xlabel(f"GB/s on the GPU (dashed: {roof.name}, {roof.gbs:,.0f})")
     return True
 
 
