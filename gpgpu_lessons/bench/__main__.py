@@ -58,8 +58,9 @@ def main(argv=None) -> int:
     bench = run(args.families, args.sizes)
     print()
     print(report.table(bench))
-    print()
-    print(report.worst_table(bench))
+    if runtime.MODE == runtime.GPU:
+        print()
+        print(report.worst_table(bench))
     if bench.host_costs:
         print()
         print(report.host_table(bench))

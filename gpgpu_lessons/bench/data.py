@@ -100,15 +100,17 @@ def positions(shape, seed: int = 0) -> tuple[np.ndarray, ...]:
         return tuple(axis.reshape(-1) for axis in np.indices(shape))
     rng = np.random.default_rng(seed)
     crossing = np.meshgrid(*(_axis(n, rng) for n in shape), indexing="ij")
-    return tuple(
+    where = [
         np.r_[grid.reshape(-1), rng.integers(0, n, SPREAD)] for grid, n in zip(crossing, shape)
-    )
+    ]
+    order = np.argsort(np.ravel_multi_index(where, shape), kind="stable")  # memory order:
+    return tuple(axis[order] for axis in where)  # the references read the inputs in streams
 
 
 def described(checked: int, total: int) -> str:
     """'all 1,234 elements' or 'a sample of 1,234 of 5,678 elements'."""
     if checked >= total:
-        return f"all {total:,} elements"
+        return f"all {total:,} element{'s' if total > 1 else ''}"
     return f"a sample of {checked:,} of {total:,} elements"
 
 

@@ -62,9 +62,12 @@ def meets(bench: Bench, result: Result) -> bool | None:
 
 
 def score(bench: Bench, result: Result) -> float | None:
-    """What 'worst' ranks by: the ratio to the copy, or for the sums the ratio to CuPy."""
+    """What 'worst' ranks by: the ratio to the copy, or for the sums the ratio to CuPy.
+
+    Without CuPy, the sums rank by their ratio to the copy too.
+    """
     family = FAMILIES.get(result.family)
-    if family is not None and family.of_copy is None:
+    if family is not None and family.of_copy is None and result.cupy is not None:
         return of_cupy(result)
     return of_copy(bench, result)
 
@@ -314,6 +317,7 @@ def _draw_ratios(ax, bench: Bench, results: list[Result]) -> None:
             xytext=(6, -4),
             fontsize=7,
         )
+    ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks(range(len(kernels)), kernels, rotation=30, ha="right")
     ax.set_ylabel(f"x device copy ({bench.ceiling.gbs:,.0f} GB/s)")
     ax.set_ylim(bottom=0)
@@ -332,9 +336,11 @@ def _draw_sums(ax, bench: Bench, results: list[Result]) -> None:
         crossing = crossover(bench, name)
         if crossing is not None:
             ax.axvline(crossing, color=colour, linestyle=":", alpha=0.7)
+    ax.axhline(bench.ceiling.gbs, color="grey", linewidth=0.8, label="device copy")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("elements (dotted: from here the fast kernel is at least as fast as CuPy)")
-    ax.set_ylabel("GB/s (launches from Python included)")
-    ax.axhline(bench.ceiling.gbs, color="grey", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("elements (dotted: from here on as fast as CuPy or faster)")
+    ax.set_ylabel("GB/s, back-to-back calls from Python")
+    ax.set_title("sum and dot beside CuPy", loc="left", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
