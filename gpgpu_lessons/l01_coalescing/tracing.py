@@ -17,7 +17,7 @@ from ..trace import Trace, trace_kernel
 from . import fast, textbook
 
 ELEMENTS = 4096  # float32 elements of a traced copy: a warp at stride 32 stays in bounds
-BLOCKS = 2  # blocks traced per launch (spread over its grid): the pattern repeats
+BLOCKS = 1  # blocks traced per launch: the pattern repeats in every block
 SEED_ELEMENTS = 2**15  # the seed's dots: 4096 threads, 8 elements each (lanes a sector apart)
 SEED_GRID = (128, 32)  # the seed's 128 groups x 32 threads
 BEST_ELEMENTS = 2**12  # the best dot runs one block in the simulator: keep its loop short
