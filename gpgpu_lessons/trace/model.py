@@ -5,14 +5,17 @@ The rules (Volta and later; what Nsight Compute counts):
 - global and local memory move 32-byte sectors: a request costs the distinct sectors its lanes
   touch; ideally its distinct bytes / 32 (4 for 32 neighbouring floats, 32 for a column);
 - shared memory has 32 banks of 4 bytes, byte b in bank (b // 4) % 32; one wavefront returns
-  at most 128 bytes (one 4-byte register per lane): 8-byte lanes are served 16 at a time and
-  16-byte lanes 8 at a time; within such a phase, lanes touching different 4-byte words of one
-  bank take turns (an n-way conflict costs n wavefronts) and lanes touching the same word share
-  it (broadcast); ideally a request takes its lanes x bytes / 128 wavefronts;
+  at most 128 bytes; lanes touching different 4-byte words of one bank take turns (an n-way
+  conflict costs n wavefronts) and lanes touching the same word share it (broadcast), so a
+  request costs the larger of the most distinct words one bank must deliver and its distinct
+  words / 32 (8- and 16-byte lanes included: a float64 read by every lane is 1 wavefront, 32
+  neighbouring float64 are 2; checked against Nsight Compute on an H200); ideally its distinct
+  bytes / 128;
 - constant memory serves one address per cycle to the whole warp: n distinct addresses in a
   request are n serialised reads;
-- atomics on the same address from lanes of one warp are serialised (contention); in shared
-  memory each lane's update of a word is its own turn at the bank.
+- atomics on the same address from lanes of one warp are serialised (contention): in global
+  memory each lane's update of one address is its own sector (32 lanes on one float: 32
+  sectors, as Nsight Compute counts them), in shared memory its own turn at the bank.
 
 `requests` applies them to every warp request of a trace; the scalar functions below are the
 same rules for one request, for lessons that draw or tabulate a pattern by hand.
@@ -45,28 +48,20 @@ def sector_of(byte_address: int) -> int:
     return byte_address // SECTOR_BYTES
 
 
-def lanes_per_phase(size: int) -> int:
-    """Lanes a shared-memory wavefront can serve at once: 32, 16 for 8-byte, 8 for 16-byte."""
-    return max(1, min(WARP, WAVEFRONT_BYTES // max(size, 1)))
-
-
 def wavefronts(byte_addresses, size: int = 4, lanes=None) -> int:
-    """Wavefronts one shared-memory request needs (lane i at byte_addresses[i] unless `lanes`)."""
-    lanes = range(len(byte_addresses)) if lanes is None else lanes
+    """Wavefronts one shared-memory request needs (lane i at byte_addresses[i]; `lanes` unused)."""
     words: dict = {}
-    for lane, address in zip(lanes, byte_addresses):
-        phase = lane // lanes_per_phase(size)
+    for address in byte_addresses:
         for word in range(address // BANK_BYTES, (address + max(size, 1) - 1) // BANK_BYTES + 1):
-            words.setdefault((phase, word % BANKS), set()).add(word)
-    per_phase: dict = {}
-    for (phase, _), found in words.items():
-        per_phase[phase] = max(per_phase.get(phase, 0), len(found))
-    return sum(per_phase.values())
+            words.setdefault(word % BANKS, set()).add(word)
+    distinct = sum(len(found) for found in words.values())
+    return max(max((len(found) for found in words.values()), default=0), -(-distinct // BANKS))
 
 
-def ideal_wavefronts(lanes: int, size: int = 4) -> int:
-    """Wavefronts without conflicts: the bytes returned to the lanes / 128, at least 1."""
-    return max(1, math.ceil(lanes * size / WAVEFRONT_BYTES))
+def ideal_wavefronts(lanes: int, size: int = 4, distinct_bytes: int | None = None) -> int:
+    """Wavefronts without conflicts: the distinct bytes returned / 128, at least 1."""
+    nbytes = lanes * size if distinct_bytes is None else distinct_bytes
+    return max(1, math.ceil(nbytes / WAVEFRONT_BYTES))
 
 
 def sectors(byte_addresses, size: int = 4) -> int:
@@ -154,36 +149,52 @@ def _sectors(req, address, size, n):
 
 
 def _wavefronts(req, lane, address, size, atomic, n):
-    """Per request: sum over phases of the most distinct words any one bank must deliver.
+    """Per request: the most distinct words one bank must deliver, or distinct words / 32 if more.
 
     Atomics are the exception: lanes on one word do not share it, each updates it in turn.
     """
     group, word, rows = _expand(req, address, size, BANK_BYTES)
-    per_phase = np.minimum(WARP, WAVEFRONT_BYTES // np.maximum(size[rows], 1))
-    phase = lane[rows] // np.maximum(1, per_phase)
     bank = word % BANKS
     word = np.where(atomic[rows], word * WARP + lane[rows], word)
-    order = np.lexsort((word, bank, phase, group))
-    g, p, b, w = group[order], phase[order], bank[order], word[order]
+    order = np.lexsort((word, bank, group))
+    g, b, w = group[order], bank[order], word[order]
     new_word = np.ones(len(g), dtype=bool)
-    new_word[1:] = (g[1:] != g[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1]) | (w[1:] != w[:-1])
-    g, p, b = g[new_word], p[new_word], b[new_word]
+    new_word[1:] = (g[1:] != g[:-1]) | (b[1:] != b[:-1]) | (w[1:] != w[:-1])
+    g, b = g[new_word], b[new_word]
     bank_start = np.ones(len(g), dtype=bool)
-    bank_start[1:] = (g[1:] != g[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1])
+    bank_start[1:] = (g[1:] != g[:-1]) | (b[1:] != b[:-1])
     per_bank = (
         np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(bank_start))
         if len(g)
         else np.zeros(0, np.int64)
     )
-    bg, bp = g[bank_start], p[bank_start]
-    phase_start = np.ones(len(bg), dtype=bool)
-    phase_start[1:] = (bg[1:] != bg[:-1]) | (bp[1:] != bp[:-1])
-    per_phase = (
-        np.maximum.reduceat(per_bank, np.flatnonzero(phase_start))
-        if len(bg)
+    most = np.zeros(n, dtype=np.int64)
+    np.maximum.at(most, g[bank_start], per_bank)
+    distinct = np.bincount(g, minlength=n).astype(np.int64)
+    return np.maximum(most, -(-distinct // BANKS))
+
+
+def _atomic_sectors(req, address, n):
+    """Per request: sectors of global atomics, one per lane updating the same address."""
+    sector = address // SECTOR_BYTES
+    order = np.lexsort((address, sector, req))
+    g, s, a = req[order], sector[order], address[order]
+    new_address = np.ones(len(g), dtype=bool)
+    new_address[1:] = (g[1:] != g[:-1]) | (a[1:] != a[:-1])
+    counts = (
+        np.add.reduceat(np.ones(len(g), dtype=np.int64), np.flatnonzero(new_address))
+        if len(g)
         else np.zeros(0, np.int64)
     )
-    return np.bincount(bg[phase_start], weights=per_phase, minlength=n).astype(np.int64)
+    ag, asec = g[new_address], s[new_address]
+    new_sector = np.ones(len(ag), dtype=bool)
+    new_sector[1:] = (ag[1:] != ag[:-1]) | (asec[1:] != asec[:-1])
+    per_sector = (
+        np.maximum.reduceat(counts, np.flatnonzero(new_sector))
+        if len(ag)
+        else np.zeros(0, np.int64)
+    )
+    return np.bincount(ag[new_sector], weights=per_sector, minlength=n).astype(np.int64)
 
 
 def _most_on_one(req, address, n):
@@ -220,6 +231,10 @@ def requests(acc: Accesses) -> Requests:
     distinct = _distinct_bytes(req, acc.address, acc.size, n)
     if memory.any():
         sectors_ = _sectors(req[memory], acc.address[memory], acc.size[memory], n)
+        atomics = memory & (acc.op == ATOMIC)
+        if atomics.any():  # same-address atomics: a sector per lane
+            counted = _atomic_sectors(req[atomics], acc.address[atomics], n)
+            sectors_ = np.where(np.bincount(req[atomics], minlength=n) > 0, counted, sectors_)
         ideal_s = np.where(
             (space == GLOBAL) | (space == LOCAL), np.maximum(1, -(-distinct // SECTOR_BYTES)), 0
         )
@@ -233,8 +248,7 @@ def requests(acc: Accesses) -> Requests:
             acc.op[shared] == ATOMIC,
             n,
         )
-        lane_bytes = np.bincount(req, weights=acc.size, minlength=n).astype(np.int64)
-        ideal_w = np.where(space == SHARED, np.maximum(1, -(-lane_bytes // WAVEFRONT_BYTES)), 0)
+        ideal_w = np.where(space == SHARED, np.maximum(1, -(-distinct // WAVEFRONT_BYTES)), 0)
     return Requests(
         block=acc.block[first_rows],
         warp=warp[first_rows],
