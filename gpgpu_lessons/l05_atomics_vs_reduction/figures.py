@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from matplotlib import rc_context
+import matplotlib.pyplot as plt
 
 from .. import plotting
 
@@ -69,16 +69,17 @@ def draw_tree(ax, variant: str, threads: int = 8) -> None:
 
 
 def trees(threads: int = 8):
-    """The three trees side by side, as a matplotlib Figure (no pyplot state left behind)."""
-    from matplotlib.figure import Figure
-
-    with rc_context(plotting.STYLE):
-        fig = Figure(figsize=(plotting.WIDTH, 4.6), layout="constrained")
-        for ax, variant in zip(fig.subplots(1, 3, sharey=True), TREE_ORDER, strict=True):
+    """The three trees side by side, as a matplotlib Figure (closed: a cell shows it once)."""
+    with plt.rc_context(plotting.STYLE):
+        fig, axes = plt.subplots(
+            1, 3, sharey=True, figsize=(plotting.WIDTH, 4.6), layout="constrained"
+        )
+        for ax, variant in zip(axes, TREE_ORDER, strict=True):
             draw_tree(ax, variant, threads)
         fig.suptitle(
             f"Adding {threads} values in shared memory: an arrow adds its tail into its head; "
             "tN: the thread that adds",
             fontsize=TEXT_PT,
         )
+    plt.close(fig)
     return fig
