@@ -1,5 +1,6 @@
 """Lesson 04: every filter kernel and the lookup tables against NumPy, borders included, plus the
-regressions of issue 13 (kept launches, in-place out=, tall images, failed calls)."""
+regressions of issue 13 (kept launches, in-place out=, tall images, failed calls), the tracer's
+counts of the lesson's launches (broadcast vs serialised), its figures and tables."""
 
 import os
 import subprocess
@@ -12,9 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons import launch, runtime
-from gpgpu_lessons.l04_constant_memory import checks, fast, filters, ptx, reference, textbook
+from gpgpu_lessons import images, launch, plotting, results, runtime
+from gpgpu_lessons.l04_constant_memory import (
+    checks,
+    fast,
+    figures,
+    filters,
+    ptx,
+    reference,
+    tables,
+    textbook,
+    tracing,
+)
 from gpgpu_lessons.l04_constant_memory.fast import Tile
+from gpgpu_lessons.timing import CPU, EVENTS, SIMULATED, Timing
 
 # A small tile (16 threads, 8 x 16 outputs per block) gives the simulator few threads and the
 # tests many blocks: border blocks (clamped) and interior ones (the fast path) on small images.
@@ -481,7 +493,9 @@ def test_ptx_summary_counts_const_arrays_loads_and_immediates():
     assert ptx.ptx_summary("").startswith("0 .const array(s);")
 
 
-@pytest.mark.skipif(not runtime.is_simulator(), reason="a GPU has PTX: this is the simulator's case")
+@pytest.mark.skipif(
+    not runtime.is_simulator(), reason="a GPU has PTX: this is the simulator's case"
+)
 def test_the_simulator_has_no_ptx():
     signature = textbook.SIGNATURES[textbook.filter_global][0]
     assert ptx.kernel_ptx(textbook.filter_global, signature) is None
@@ -522,3 +536,141 @@ def test_ptx_shows_where_each_kernel_keeps_its_filter():
     assert " 0 fma with an immediate" in tiled_global
     assert "filter_tiled_constant_5x5_8x2_r4c2_" in tiled
     assert "filter_tiled_global_5x5_8x2_r4c2" in tiled_global
+
+
+# ---- the lesson's launches traced: broadcast vs serialised ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def traced_taps():
+    return tracing.filter_taps()
+
+
+def test_every_lane_reads_the_same_filter_tap_from_constant_memory(traced_taps):
+    """gaussian5_constant on 16 x 64 pixels: 32 warps x 25 taps, each request one address."""
+    assert (traced_taps.space, traced_taps.array) == ("constant", "GAUSSIAN_5")
+    assert traced_taps.row.requests == 32 * 25
+    assert traced_taps.addresses_per_request == 1.0
+    assert traced_taps.row.verdict == "broadcast"
+    assert traced_taps.entries(13) == [13] * 32  # warp 0's 14th tap, w[2, 3]
+    assert traced_taps.size == 25
+
+
+def test_the_global_filter_reads_one_sector_per_tap():
+    traced = tracing.filter_taps("global")
+    assert (traced.space, traced.array) == ("global", "weights")
+    assert traced.sectors_per_request == traced.addresses_per_request == 1.0
+
+
+def hand_worked(memory, picture):
+    return tracing.lookups(memory, {"picture": picture})["picture"]
+
+
+@pytest.mark.parametrize("memory", ["constant", "global"])
+def test_a_lookup_reading_four_neighbouring_entries_per_warp(memory):
+    """Each warp reads entries 0, 1, 2, 3 eight times: 4 addresses, 1 sector, 1 line."""
+    traced = hand_worked(memory, (np.arange(2 * 64) % 4).astype(np.uint8).reshape(2, 64))
+    assert traced.entries(0) == [0, 1, 2, 3] * 8
+    assert traced.addresses_per_request == 4.0
+    assert traced.sectors_per_request == traced.lines_per_request == 1.0
+    assert traced.row.verdict.startswith("serialised" if memory == "constant" else "coalesced")
+
+
+def test_a_lookup_reading_32_entries_a_sector_apart_is_32_reads_in_8_lines():
+    traced = hand_worked("constant", (np.arange(2 * 64) * 8 % 256).astype(np.uint8).reshape(2, 64))
+    assert traced.addresses_per_request == traced.sectors_per_request == 32.0
+    assert traced.lines_per_request == 8.0  # the whole 1 KiB table
+    assert traced.row.verdict == "serialised (32.0 addresses per request)"
+
+
+def test_the_lookup_on_noise_is_serialised_and_on_the_photograph_less():
+    pictures = {
+        "noise": tracing.noise(16),
+        "photograph": tracing.photograph_segments(16, side=1024),
+    }
+    traced = tracing.lookups("constant", pictures)
+    assert traced["noise"].addresses_per_request > 25  # 32 x (1 - (255/256)^32) = 30.2 expected
+    assert traced["photograph"].addresses_per_request < traced["noise"].addresses_per_request
+
+
+def test_photograph_segments_are_warps_of_the_photograph():
+    """Each 32-pixel half row of the traced image is one warp's pixels at a multiple of 32."""
+    side = 256
+    picture = images.load("astronaut", shape=(side, side)).reshape(-1, 32)
+    segments = tracing.photograph_segments(8, side=side).reshape(-1, 32)
+    assert segments.shape == (8, 32) and segments.dtype == np.uint8
+    for segment in segments:
+        assert (picture == segment).all(axis=1).any()
+    np.testing.assert_array_equal(
+        segments, tracing.photograph_segments(8, side=side).reshape(-1, 32)
+    )
+
+
+def test_trace_launch_names_what_it_cannot_find():
+    prepared = textbook.filter2d.prepare(tracing.random_image((4, 32)), filters.LAPLACIAN)
+    with pytest.raises(ValueError, match="loads table on 0 lines"):
+        tracing.trace_launch(prepared, "table")
+
+
+# ---- figures and tables ----------------------------------------------------------------------
+
+
+def gpu_timing(name, ms, clock=EVENTS):
+    return Timing(name, [ms, ms, ms], bytes_moved=10**9, clock=clock)
+
+
+def test_warp_reads_counts_the_reads_of_each_traced_request(traced_taps):
+    fig = figures.warp_reads({"tap": (traced_taps, 13), "first tap": (traced_taps, 0)})
+    assert fig.get_size_inches()[0] == plotting.WIDTH
+    assert [ax.get_title(loc="left") for ax in fig.axes] == [
+        "tap: 1 address: one read, broadcast",
+        "first tap: 1 address: one read, broadcast",
+    ]
+
+
+def test_broadcast_vs_serialised_draws_the_gpu_ratio(traced_taps, monkeypatch):
+    measured = {"taps": (gpu_timing("g", 1.0), gpu_timing("c", 0.9))}
+    monkeypatch.setattr(
+        results, "experiment", lambda key, data: results.Shown(data, "NVIDIA H200", True)
+    )
+    fig = figures.broadcast_vs_serialised(
+        {"taps": traced_taps}, measured, title="broadcast", size="8192 × 8192 images"
+    )
+    assert fig.get_size_inches()[0] == plotting.WIDTH
+    left, right = fig.axes
+    assert left.get_title(loc="left") == "broadcast · 8192 × 8192 images\nNVIDIA H200"
+    assert [t.get_text() for t in right.texts] == [" 0.90× (900 µs vs 1 ms)"]
+
+
+def test_broadcast_vs_serialised_without_a_gpu_run_says_so(traced_taps, monkeypatch):
+    simulated = {"taps": (gpu_timing("g", 1.0, SIMULATED), gpu_timing("c", 0.9, SIMULATED))}
+    monkeypatch.setattr(
+        results, "experiment", lambda key, data: results.Shown(data, results.SIMULATOR_LABEL, True)
+    )
+    fig = figures.broadcast_vs_serialised({"taps": traced_taps}, simulated, title="t", size="s")
+    assert figures.NOT_MEASURED in fig.axes[0].get_title(loc="left")
+    with pytest.raises(ValueError, match="different rows"):
+        figures.broadcast_vs_serialised({"other": traced_taps}, simulated, title="t", size="s")
+
+
+def test_comparison_table_gives_times_for_people_and_ratios():
+    runs = [gpu_timing("slow", 2.0), gpu_timing("fast", 0.05)]
+    ceiling = Timing("device-to-device copy", [0.04], bytes_moved=10**9)
+    header, rows = tables.comparison(runs, ceiling, {"slow": "fast"})
+    assert header[:2] == ["kernel", "time"]
+    assert rows == [
+        ["slow", "2 ms", "500", "2 %", "fast", "40.00×"],
+        ["fast", "50 µs", "20,000", "80 %", "–", "–"],
+    ]
+    simulated = [gpu_timing("slow", 2.0, SIMULATED), gpu_timing("fast", 1.0, SIMULATED)]
+    assert tables.comparison(simulated, ceiling, {})[1][0][2:4] == ["–", "–"]
+    with pytest.raises(ValueError, match="not timed"):
+        tables.comparison(runs, ceiling, {"slow": "missing"})
+
+
+def test_seed_table_puts_the_seeds_milliseconds_beside_ours():
+    runs = [Timing("NumPy on the CPU", [1500.0], 2**29, CPU), gpu_timing("direct, global", 0.5)]
+    header, rows = tables.seed_comparison(runs)
+    assert header[1:3] == ["seed 002", "this run"]
+    assert rows[0][:3] == ["NumPy on the CPU", "553 ms", "1.5 s"]
+    assert rows[1][1:3] == ["4.13 ms", "500 µs"] and rows[1][4] == "3,000×"
