@@ -8,5 +8,9 @@
 - `fast`: the tiled filter tuned to the copy ceiling (reaching the ceiling), for any filter;
 - `reference`: the NumPy filter every kernel is checked against;
 - `checks`: the input checks and the banded launch that both kernel modules share;
-- `ptx`: where a compiled kernel keeps its filter (a one-line summary of its PTX).
+- `ptx`: where a compiled kernel keeps its filter (a one-line summary of its PTX);
+- `tracing`: the lesson's launches traced on small images (gpgpu_lessons.trace_kernel): one
+  constant address per filter-tap request (a broadcast), many per lookup-table request;
+- `figures`: the lesson's pictures, traced warp reads beside the GPU's times among them;
+- `tables`: rows of the measured tables (comparisons, the seed's table) for notebook.show_table.
 """
