@@ -617,13 +617,14 @@ def run(
     *,
     command=None,
     pythonpath=(),
-    timeout: float = 600,
+    timeout: float = 1800,
     extra_args=(),
 ) -> dict:
     """Run the loop in a compile-only subprocess; its report, with 'output' and 'returncode'.
 
     command: how to start `python -m gpgpu_lessons.ptx` (another environment's python, say);
-    pythonpath: folders to put before the package (where test-only packages live).
+    pythonpath: folders to put before the package (where test-only packages live);
+    timeout: wall seconds (generous: the whole package takes about two minutes of CPU).
     """
     command = list(command or [sys.executable, "-m", "gpgpu_lessons.ptx"])
     env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
