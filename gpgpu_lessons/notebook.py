@@ -29,7 +29,7 @@ def show_source(*functions) -> None:
 
 
 def default_tolerance(dtype) -> tuple[float, float]:
-    """(rtol, atol) that fit a result's dtype: exact for integers, 100 ulps (rtol >= 1e-6) for floats."""
+    """(rtol, atol) that fit a dtype: exact for integers, 100 ulps (rtol >= 1e-6) for floats."""
     dtype = np.dtype(dtype)
     if dtype.kind in "biu":
         return 0.0, 0.0
@@ -68,7 +68,8 @@ def _difference(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float)
     first = tuple(int(i) for i in np.argwhere(wrong)[0])
     return (
         f"{int(wrong.sum())} of {wrong.size} elements differ; the first at index {first}: "
-        f"got {got[first].item()!r}, expected {expected[first].item()!r} (rtol={rtol:g}, atol={atol:g})"
+        f"got {got[first].item()!r}, expected {expected[first].item()!r} "
+        f"(rtol={rtol:g}, atol={atol:g})"
     )
 
 
@@ -91,7 +92,7 @@ def count(n: int) -> str:
 def show_table(
     key: str | None, header: list[str], rows: list[list], *, title: str, size: str | None = None
 ):
-    """Record a measured table (GPU runs) and display it, or in the simulator the recorded GPU table.
+    """Record a measured table (GPU runs) and show it; in the simulator, the recorded GPU table.
 
     The heading names what was measured, its size and where: this GPU, or the recorded run.
     """
@@ -100,7 +101,8 @@ def show_table(
     shown = results.experiment(
         key, {"kind": "table", "title": title, "size": size, "columns": header, "rows": rows}
     )
-    display(Markdown(f"**{shown.title}** ({shown.label})"))
+    heading = shown.title or (f"{title} · {size}" if size else title)
+    display(Markdown(f"**{heading}** ({shown.label})"))
     table(shown.data["columns"], shown.data["rows"])
 
 

@@ -61,20 +61,29 @@ def _bars(ax, names, values, colour, label_format) -> None:
         ax.annotate(f" {label_format(v)}", (v, y), va="center")
 
 
+def percent(value: float) -> str:
+    """A percentage label: '97%', '4.2%', '0.31%' (two significant digits below 10)."""
+    return f"{value:,.0f}%" if value >= 10 else f"{value:.2g}%"
+
+
+def _has_bandwidth(timings: list[Timing]) -> bool:
+    """True when every timing knows its bytes and was measured on a GPU (a bandwidth panel)."""
+    return all(t.gbs is not None for t in timings) and not timings[0].simulated
+
+
 def _draw_variants(axes, timings: list[Timing], ceiling: Timing | None) -> None:
     """Time bars on the left axis; bandwidth (% of the copy ceiling) bars on the right."""
     names = [t.name for t in timings][::-1]
     left, right = axes
     _bars(left, names, [t.median_ms for t in timings][::-1], "tab:blue", lambda v: f"{v:.3g}")
     left.set_xlabel("median time per launch (ms)")
-    if any(t.gbs is None for t in timings) or timings[0].simulated:
-        right.set_visible(False)
+    if right is None:
         return
     if ceiling is not None:
         values = [100 * t.gbs / ceiling.gbs for t in timings][::-1]
         right.set_xlabel(f"% of {ceiling.name} ({ceiling.gbs:,.0f} GB/s)")
         right.axvline(100, color="black", linestyle="--", linewidth=1)
-        _bars(right, names, values, "tab:green", lambda v: f"{v:,.0f}")
+        _bars(right, names, values, "tab:green", percent)
     else:
         right.set_xlabel("effective bandwidth (GB/s)")
         _bars(right, names, [t.gbs for t in timings][::-1], "tab:green", lambda v: f"{v:,.0f}")
@@ -102,12 +111,15 @@ def variants(
     }
     shown = results.experiment(record_as, data)
     drawn, where, shown = shown.timings(), shown.label, shown.data
+    panels = 2 if _has_bandwidth(drawn) else 1  # times only: one axis as wide as the figure
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
-            1, 2, figsize=(WIDTH, 0.5 * len(drawn) + 1.9), squeeze=False, layout="constrained"
+            1, panels, figsize=(WIDTH, 0.5 * len(drawn) + 1.9), squeeze=False, layout="constrained"
         )
         _draw_variants(
-            axes[0], drawn, Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None
+            (axes[0][0], axes[0][1] if panels == 2 else None),
+            drawn,
+            Timing.from_dict(shown["ceiling"]) if shown.get("ceiling") else None,
         )
         axes[0][0].set_title(
             heading(shown.get("title", title), shown.get("size"), where), loc="left"
@@ -128,7 +140,7 @@ def _draw_sweep(
     logx: bool,
     marks: dict[str, float],
 ) -> None:
-    """One line per series; the copy ceiling as a dashed line when plotting bandwidth; marks as verticals."""
+    """One line per series; the ceiling dashed when plotting bandwidth; marks as verticals."""
     every = []
     for name, timings in series.items():
         values = [t.gbs if metric == "gbs" else t.median_ms for t in timings]

@@ -5,12 +5,13 @@ Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a t
     TUNING = {"family": "transpose",                 # the name given on the command line
               "space": {"tile": [32, 64], ...},      # each parameter and the values to try
               "chosen": {"tile": 64, ...},           # the module constants now in use
-              "case": build}                         # build(**params) -> (Launch, bytes moved)
+              "case": build,                         # build(**params) -> (Launch, bytes moved)
+              "ceiling": "read"}                     # optional: read-only kernels (default copy)
 
 The tool times every combination of the space with CUDA events (`timing.benchmark`) on the
-GPU preset size, beside the same run's device-to-device copy, prints them fastest first, and
-writes the table to gpgpu_lessons/recorded/tuning/<family>-<gpu>.json: the record the fast
-modules' constants cite. Combinations a kernel refuses (a ValueError from its checks) are
+GPU preset size, beside the same run's device-to-device copy (or device read), prints them
+fastest first, and writes the table to gpgpu_lessons/recorded/tuning/<family>-<gpu>.json: the
+record the fast modules' constants cite. Combinations a kernel refuses (a ValueError from its checks) are
 listed as skipped. In the simulator it only lists the space (`--list`): tuning measures a GPU.
 """
 
@@ -39,7 +40,7 @@ def families() -> dict[str, dict]:
         if not info.name.split(".")[1].startswith("l0") or not info.name.endswith("fast"):
             continue
         tunings = getattr(importlib.import_module(info.name), "TUNING", ())
-        for tuning in (tunings,) if isinstance(tunings, dict) else tunings:   # one or several
+        for tuning in (tunings,) if isinstance(tunings, dict) else tunings:  # one or several
             found[tuning["family"]] = {**tuning, "module": info.name}
     return found
 
@@ -56,7 +57,7 @@ def run(family: str, *, quick: bool = False) -> dict:
     if family not in known:
         raise SystemExit(f"unknown family {family!r}; choose one of {', '.join(sorted(known))}")
     tuning = known[family]
-    ceiling = timing.copy_ceiling()
+    ceiling = timing.read_ceiling() if tuning.get("ceiling") == "read" else timing.copy_ceiling()
     rows = []
     for params in combinations(tuning["space"]):
         try:
@@ -72,7 +73,7 @@ def run(family: str, *, quick: bool = False) -> dict:
                 "params": params,
                 "median_ms": measured.median_ms,
                 "gbs": measured.gbs,
-                "of_copy": measured.gbs / ceiling.gbs,
+                "of_ceiling": measured.gbs / ceiling.gbs,
             }
         )
     timed = sorted((r for r in rows if "gbs" in r), key=lambda r: -r["gbs"])
@@ -81,7 +82,8 @@ def run(family: str, *, quick: bool = False) -> dict:
         "module": tuning["module"],
         "gpu": runtime.device_info().name,
         "date": datetime.date.today().isoformat(),
-        "copy_ceiling_gbs": ceiling.gbs,
+        "ceiling": ceiling.name,
+        "ceiling_gbs": ceiling.gbs,
         "chosen": tuning.get("chosen"),
         "best": timed[0]["params"] if timed else None,
         "results": timed + [r for r in rows if "skipped" in r],
@@ -124,7 +126,8 @@ def main(argv=None) -> int:
     for row in table["results"]:
         text = (
             row.get("skipped")
-            or f"{row['median_ms']:.4f} ms  {row['gbs']:7.0f} GB/s  {row['of_copy']:.2f}x copy"
+            or f"{row['median_ms']:.4f} ms  {row['gbs']:7.0f} GB/s  "
+            f"{row['of_ceiling']:.2f}x ceiling"
         )
         print(f"{row['params']}: {text}")
     print(f"best: {table['best']}; now chosen: {table['chosen']}; written to {save(table)}")

@@ -160,7 +160,7 @@ def test_sweep_legend_sits_beside_the_data():
 
 
 def test_recorded_experiments_carry_their_sizes_and_figures_show_them(monkeypatch):
-    """Every shipped variants/sweep record has a title and a size, and its figure's title shows both."""
+    """Every shipped variants/sweep record has a title and a size; its figure's title shows both."""
     monkeypatch.delenv(results.RECORD_ENV, raising=False)
     for path in results.RECORDED_DIR.glob("*.json"):
         for key, data in json.loads(path.read_text())["experiments"].items():
@@ -227,3 +227,13 @@ def test_a_read_only_kernel_is_drawn_against_the_read_ceiling():
         ceiling=Timing("device read", [0.9], 4_000_000),
     )
     assert any("% of device read" in ax.get_xlabel() for ax in fig.axes if ax.get_visible())
+
+
+def test_times_only_use_one_axis_as_wide_as_the_figure():
+    fig = plotting.variants([Timing("a", [1.0]), Timing("b", [50.0])], title="t")
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 1
+
+
+def test_small_percentages_keep_two_digits():
+    assert plotting.percent(97.4) == "97%" and plotting.percent(4.24) == "4.2%"
+    assert plotting.percent(0.312) == "0.31%"

@@ -50,12 +50,12 @@ def request_picture(
     width = WARP / max(len(targets), 1)
     x_of = {t: (k + 0.5) * width for k, t in enumerate(targets)}
     colours = plt.get_cmap("hsv", BANKS)
-    fig, ax = plt.subplots(figsize=(10, 3.2), layout="constrained")
+    fig, ax = plt.subplots(figsize=(12, 4.2), layout="constrained")
     for (lane, *_), target in zip(lanes, per_lane):
         colour = colours(target % BANKS) if kind == "bank" else "tab:blue"
         ax.plot([lane + 0.5, x_of[target]], [1.0, 0.35], color=colour, linewidth=1)
         ax.add_patch(Rectangle((lane, 1.0), 1, 0.3, facecolor="#deebf7", edgecolor="black"))
-        ax.text(lane + 0.5, 1.15, str(lane), ha="center", va="center", fontsize=6)
+        ax.text(lane + 0.5, 1.15, str(lane), ha="center", va="center", fontsize=10)
     for k, (target, label) in enumerate(zip(targets, labels)):
         colour = colours(target % BANKS) if kind == "bank" else "#fdd0a2"
         ax.add_patch(Rectangle((k * width, 0.05), width, 0.3, facecolor=colour, edgecolor="black"))
@@ -65,7 +65,7 @@ def request_picture(
             str(target) if kind == "bank" else label,
             ha="center",
             va="center",
-            fontsize=6,
+            fontsize=10,
         )
         if kind == "bank" and label:  # n different words wanted from one bank: n-way
             ax.text(
@@ -74,7 +74,7 @@ def request_picture(
                 label,
                 ha="center",
                 va="bottom",
-                fontsize=8,
+                fontsize=12,
                 color="black",
                 weight="bold",
             )
@@ -90,7 +90,7 @@ def request_picture(
         f"line {line}: {row.space} {row.op} of {', '.join(row.arrays)}, warp {warp}: "
         f"{len(lanes)} lanes -> {len(set(per_lane))} {kind}(s); {per:.1f} {unit} per "
         f"request (ideal {ideal:.1f}): {row.verdict}{shared}",
-        fontsize=9,
+        fontsize=13,
         loc="left",
     )
     ax.set_xlim(-0.2, WARP + 0.2)
