@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -38,8 +39,8 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument(
         "--record",
         action="store_true",
-        help=f"also write the run to {record.RECORDED_DIR.relative_to(Path(__file__).parents[2])}/"
-        "<gpu>.json, the recorded result later runs compare with",
+        help="also write the run to gpgpu_lessons/recorded/bench/<gpu>.json, the recorded "
+        "result later runs (and the simulator) compare with",
     )
     args = parser.parse_args(argv)
     args.families = [name.strip() for name in args.families.split(",") if name.strip()]
@@ -47,6 +48,16 @@ def parse(argv) -> argparse.Namespace:
     if unknown or not args.families:
         parser.error(f"unknown families {unknown}; choose from {','.join(FAMILIES)}")
     return args
+
+
+def only(bench: record.Bench, families: list[str]) -> record.Bench:
+    """A recorded run cut down to the families asked for."""
+    return dataclasses.replace(
+        bench,
+        families=[name for name in bench.families if name in families],
+        results=[r for r in bench.results if r.family in families],
+        host_costs=[c for c in bench.host_costs if c.family in families],
+    )
 
 
 def main(argv=None) -> int:
@@ -64,7 +75,8 @@ def main(argv=None) -> int:
     if bench.host_costs:
         print()
         print(report.host_table(bench))
-    recorded = [b for b in record.recorded() if set(b.families) & set(args.families)]
+    recorded = [only(b, args.families) for b in record.recorded()]
+    recorded = [b for b in recorded if b.results]
     if runtime.MODE != runtime.GPU:
         print()
         print(
