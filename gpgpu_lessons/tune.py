@@ -11,8 +11,9 @@ Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a t
 The tool times every combination of the space with CUDA events (`timing.benchmark`) on the
 GPU preset size, beside the same run's device-to-device copy (or device read), prints them
 fastest first, and writes the table to gpgpu_lessons/recorded/tuning/<family>-<gpu>.json: the
-record the fast modules' constants cite. Combinations a kernel refuses (a ValueError from its checks) are
-listed as skipped. In the simulator it only lists the space (`--list`): tuning measures a GPU.
+record the fast modules' constants cite. Combinations a kernel refuses (a ValueError from its
+checks) are listed as skipped. In the simulator it only lists the space (`--list`): tuning
+measures a GPU.
 """
 
 from __future__ import annotations
