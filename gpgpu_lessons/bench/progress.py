@@ -30,13 +30,13 @@ class Progress:
         self.start = time.perf_counter()
         self._drawn = 0
 
-    def line(self, label: str) -> str:
+    def line(self, label: str, *, estimate: bool = True) -> str:
         """'[#########---------------]  12/60  0:35 elapsed, ~2:20 left  transpose 777 x 80973'."""
         filled = WIDTH * self.count // self.total
         elapsed = time.perf_counter() - self.start
         text = f"[{'#' * filled}{'-' * (WIDTH - filled)}] {self.count:>3}/{self.total}"
         text += f"  {duration(elapsed)}"
-        if 0 < self.count - 1 < self.total:
+        if estimate and 0 < self.count - 1 < self.total:
             left = elapsed / (self.count - 1) * (self.total - self.count + 1)
             text += f", ~{duration(left)} left"
         return f"{text}  {label}"
@@ -54,7 +54,8 @@ class Progress:
     def done(self) -> None:
         """Finish: the last line stays, with the total time."""
         self.count = self.total
-        self._write(self.line(f"done in {duration(time.perf_counter() - self.start)}"))
+        finished = f"done in {duration(time.perf_counter() - self.start)}"
+        self._write(self.line(finished, estimate=False))
         if self.live:
             print(file=self.stream, flush=True)
             self._drawn = 0

@@ -161,7 +161,7 @@ def table(bench: Bench) -> str:
         lines += ["", _heading(name)]
         if timed:
             lines.append(
-                f"  {'kernel':16} {'shape':20} {'why':28} {'MB':>8} {'ms':>9} "
+                f"  {'kernel':16} {'shape':20} {'why':28} {'MB moved':>8} {'ms':>9} "
                 f"{'GB/s':>7} {'x copy':>6} {'CuPy GB/s':>9} {'x CuPy':>6}  target"
             )
         else:

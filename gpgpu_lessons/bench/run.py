@@ -233,6 +233,12 @@ def run(names, sizes: str = "full", *, stream=None) -> Bench:
     costs = [name for name in names if FAMILIES[name].reduction] if gpu else []
     steps = sum(len(family.kernels) for family, _ in cases) + len(costs) + gpu
     progress = Progress(steps, stream)
+    info = runtime.device_info()
+    scale = shapes.L2_FACTOR.get(sizes)
+    progress.note(
+        f"The {sizes} sweep on {info.name}: {len(cases)} shapes of {', '.join(names)}"
+        + (f"; images, matrices and copies hold >= {scale}x the L2 cache" if scale else "")
+    )
     ceiling = None
     if gpu:
         progress.step("device-to-device copy (the ceiling)")
@@ -250,7 +256,6 @@ def run(names, sizes: str = "full", *, stream=None) -> Bench:
         for kernel in family.kernels:
             host_costs.append(host_cost(family, kernel, inputs, out, cp))
     progress.done()
-    info = runtime.device_info()
     return Bench(
         gpu=info.name,
         date=datetime.date.today().isoformat(),
