@@ -8,6 +8,7 @@ target covers; its worst shape is the one with the lowest score.
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from .families import FAMILIES, Family
@@ -35,10 +36,7 @@ def of_cupy(result: Result) -> float | None:
 
 
 def elements(result: Result) -> int:
-    count = 1
-    for side in result.shape:
-        count *= side
-    return count
+    return math.prod(result.shape)
 
 
 def in_cupy_target(family: Family, result: Result) -> bool:
@@ -200,6 +198,9 @@ def worst_table(bench: Bench) -> str:
         lines.append(text)
     for name in bench.families:
         if FAMILIES.get(name) is not None and FAMILIES[name].reduction and bench.ceiling:
+            if not any(r.cupy is not None for r in bench.results if r.family == name):
+                lines.append(f"  {name}: no crossover (CuPy was not available)")
+                continue
             n = crossover(bench, name)
             where = "never in the sweep" if n is None else f"from {shape_text((n,))} elements up"
             lines.append(f"  {name}: at least as fast as CuPy {where}")
