@@ -560,6 +560,12 @@ def test_counts_stand_beside_this_runs_times(tile_traces, monkeypatch):
     assert header == ["variant", "median", "speed-up over the first"] + tracing.WORK_COLUMNS
     assert rows[0] == ["seed 1", "30 ms", "1.0x", "1,024", "1", "0", "0"]
     assert rows[2][:3] == ["tree", "2 ms", "15.0x"]
+    assert [tracing.times(r) for r in (1234.5, 1, 0.1, 0.0413)] == [
+        "1,234.5x",
+        "1.0x",
+        "0.1x",
+        "0.041x",
+    ]
 
 
 def test_counts_stand_beside_the_recorded_gpu_times_in_the_simulator(tile_traces, monkeypatch):

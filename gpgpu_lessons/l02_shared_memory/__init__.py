@@ -6,5 +6,7 @@
 - `fast`: the negative and flips that reach the copy ceiling (wide words, several per thread);
 - `reference`: the NumPy versions every kernel is checked against;
 - `checks`: the input checks both share (uint8 gray or RGB images, out=, mosaic sizes);
-- `figures`: the lesson's pictures (the memory hierarchy, a mosaic's tiles).
+- `tracing`: what the kernel tracer says about the mosaics (races, barrier intervals, work per
+  tile beside the GPU times);
+- `figures`: the lesson's pictures (the memory hierarchy, a mosaic's tiles, barrier intervals).
 """

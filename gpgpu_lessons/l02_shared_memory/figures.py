@@ -74,28 +74,28 @@ def memory_hierarchy():
             va="center",
         )
         # off chip: the device memory, and the host beside it
-        _box(ax, 0.05, 0.05, 8.65, 1.73, "#fff5eb", dashed=True)
+        _box(ax, 0.05, 0.05, 8.65, 1.6, "#fff5eb", dashed=True)
         ax.text(
             0.2,
-            1.56,
+            1.45,
             "off chip: device memory (HBM), large, ~500+ cycles, 4.8 TB/s on an H200",
             weight="bold",
             va="center",
         )
         for k, (text, colour) in enumerate(_OFF_CHIP):
-            _box(ax, 0.15 + 2.85 * k, 0.15, 2.75, 1.2, colour)
-            ax.text(0.15 + 2.85 * k + 1.375, 0.75, text, ha="center", va="center")
-        _box(ax, 9.2, 0.15, 2.4, 1.2, "#c6dbef")  # clear of the slide's navigation arrows
+            _box(ax, 0.15 + 2.85 * k, 0.15, 2.75, 1.1, colour)
+            ax.text(0.15 + 2.85 * k + 1.375, 0.7, text, ha="center", va="center")
+        _box(ax, 9.2, 0.15, 2.4, 1.1, "#c6dbef")  # clear of the slide's navigation arrows
         ax.text(
             10.4,
-            0.75,
+            0.7,
             "host memory (CPU)\nNumPy arrays\nPCIe / NVLink-C2C",
             ha="center",
             va="center",
         )
         arrow = {"arrowstyle": "<->", "mutation_scale": 16, "linewidth": 1.5}
-        ax.add_patch(FancyArrowPatch((8.7, 0.75), (9.2, 0.75), **arrow))
-        ax.add_patch(FancyArrowPatch((4.35, 1.78), (4.35, 2.1), **arrow))
+        ax.add_patch(FancyArrowPatch((8.7, 0.7), (9.2, 0.7), **arrow))
+        ax.add_patch(FancyArrowPatch((4.35, 1.65), (4.35, 2.0), **arrow))
     plt.close(fig)
     return fig
 

@@ -79,6 +79,11 @@ def work_cells(trace: Trace) -> list[str]:
     ]
 
 
+def times(ratio: float) -> str:
+    """A speed-up for people: '14.9x', '1.0x', '0.042x' (small ones keep two digits)."""
+    return f"{ratio:,.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
 def show_beside_times(key: str, timings, traces: dict[str, Trace], *, title: str, size: str):
     """GPU times of variants (the recorded ones in the simulator) beside their counts per tile."""
     # timings: this run's, one per variant, named as the keys of traces; a GPU run records them
@@ -91,8 +96,7 @@ def show_beside_times(key: str, timings, traces: dict[str, Trace], *, title: str
         "size": size,
         "columns": ["variant", "median", "speed-up over the first"],
         "rows": [
-            [t.name, notebook.duration(t.median_ms), f"{first / t.median_ms:,.1f}x"]
-            for t in timings
+            [t.name, notebook.duration(t.median_ms), times(first / t.median_ms)] for t in timings
         ],
     }
     shown = results.experiment(key, data)
