@@ -95,6 +95,7 @@ def show_table(
     """Record a measured table (GPU runs) and show it; in the simulator, the recorded GPU table.
 
     The heading names what was measured, its size and where: this GPU, or the recorded run.
+    Returns None (a cell ending with it shows no Out[] value); results.experiment gives the data.
     """
     from . import results
 

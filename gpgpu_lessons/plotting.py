@@ -137,7 +137,7 @@ def _draw_sweep(
     metric: str,
     ceiling: Timing | None,
     xlabel: str,
-    logx: bool,
+    logx: bool | int,
     marks: dict[str, float],
 ) -> None:
     """One line per series; the ceiling dashed when plotting bandwidth; marks as verticals."""
@@ -156,8 +156,8 @@ def _draw_sweep(
         )
     for label, position in marks.items():
         ax.axvline(position, color="grey", linestyle=":", linewidth=1.2, label=label)
-    if logx:
-        ax.set_xscale("log", base=2)
+    if logx:  # True: powers of two; or the base itself (10 for decimal sweeps)
+        ax.set_xscale("log", base=2 if logx is True else logx)
     if metric == "ms" or _wide(every):
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
@@ -179,7 +179,7 @@ def sweep(
     size: str | None = None,
     metric: str = "gbs",
     ceiling: Timing | None = None,
-    logx: bool = True,
+    logx: bool | int = True,
     marks: dict[str, float] | None = None,
     record_as: str | None = None,
 ):

@@ -76,7 +76,8 @@ class Timing:
         )
 
     def __str__(self) -> str:
-        text = f"{self.name}: {_format_ms(self.median_ms)} (min {_format_ms(self.min_ms)}, max {_format_ms(self.max_ms)})"
+        spread = f"min {_format_ms(self.min_ms)}, max {_format_ms(self.max_ms)}"
+        text = f"{self.name}: {_format_ms(self.median_ms)} ({spread})"
         if self.gbs is not None:
             text += f", {self.gbs:,.0f} GB/s"
         return f"{text} [{self.clock}]"
@@ -153,7 +154,8 @@ def benchmark_cpu(
     """Time CPU code (NumPy, say) on the host clock, for the CPU-vs-GPU tables of the seeds."""
     if not callable(run):
         raise TypeError(
-            f"run must be a callable, got {type(run).__name__}; wrap it: benchmark_cpu(lambda: np.flip(a))"
+            f"run must be a callable, got {type(run).__name__}; "
+            "wrap it: benchmark_cpu(lambda: np.flip(a))"
         )
     repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
     if repeat < 1 or warmup < 0:
@@ -216,7 +218,7 @@ _ceilings: dict[tuple[str, int], Timing] = {}
 
 
 def copy_ceiling(nbytes: int | None = None) -> Timing:
-    """Measure the device-to-device copy (cudaMemcpy) bandwidth: the ceiling for memory-bound kernels.
+    """Measure the device-to-device copy (cudaMemcpy): the ceiling for memory-bound kernels.
 
     Bytes moved count the read and the write. The result is cached per buffer size.
     """
@@ -237,7 +239,7 @@ def copy_ceiling(nbytes: int | None = None) -> Timing:
 
 
 def read_ceiling(nbytes: int | None = None) -> Timing:
-    """Measure how fast the device reads memory it does not write: the ceiling for read-only kernels.
+    """Measure how fast the device reads memory it does not write: read-only kernels' ceiling.
 
     A sum or a dot product only reads; against the copy (which reads and writes) it can pass
     100 %. This kernel reads every 16-byte word of a buffer once, one per thread, and writes
@@ -248,7 +250,8 @@ def read_ceiling(nbytes: int | None = None) -> Timing:
     from . import launch
     from .device.stream import read_every_word
 
-    nbytes = ceiling_bytes() if nbytes is None else nbytes
+    if nbytes is None:  # the simulator runs a Python thread per word: 256 of them are plenty
+        nbytes = 4096 if runtime.is_simulator() else ceiling_bytes()
     if nbytes < 16:
         raise ValueError(f"nbytes must be at least 16, got {nbytes}")
     if ("read", nbytes) not in _ceilings:
