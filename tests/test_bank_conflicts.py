@@ -345,7 +345,7 @@ def test_tuning_space_describes_the_chosen_launch():
 
 @pytest.mark.skipif(not runtime.is_simulator(), reason="the GPU compiles kernels at every launch")
 def test_the_padded_tile_compiles_for_a_gpu():
-    """(TILE, TILE + 1) is not a literal shape to Numba: gpgpu_lessons.shapes folds it (compile-only)."""
+    """(TILE, TILE + 1) is no literal shape to Numba: gpgpu_lessons.shapes folds it."""
     script = (
         "import gpgpu_lessons, types, numba.cuda.dispatcher as d\n"
         "d.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))\n"

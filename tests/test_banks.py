@@ -323,9 +323,10 @@ def test_kernel_times_come_from_the_record(monkeypatch):
     record = {"columns": profiling.COLUMNS, "rows": [["seed naive 16x16", "1080 x 1920", 16.9]]}
     found = results.Recorded("GPU", "2026-01-01", record)
     monkeypatch.setattr(profiling, "measured", lambda: found)
-    assert profiling.kernel_times() == {"seed naive 16x16": 0.0169}
+    assert profiling.kernel_times("GPU") == {"seed naive 16x16": 0.0169}
+    assert profiling.kernel_times("another GPU") == {}  # its times are not this GPU's
     monkeypatch.setattr(profiling, "measured", lambda: None)
-    assert profiling.kernel_times() == {}
+    assert profiling.kernel_times("GPU") == {}
 
 
 def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch):

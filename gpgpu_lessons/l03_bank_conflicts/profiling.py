@@ -203,10 +203,10 @@ def measured() -> results.Recorded | None:
     return found[0] if found else None
 
 
-def kernel_times() -> dict[str, float]:
-    """{kernel label: ncu's kernel time in ms} from the recorded counters ({} without them)."""
+def kernel_times(gpu: str) -> dict[str, float]:
+    """{kernel label: ncu's kernel time in ms} recorded on `gpu` ({} when none was recorded)."""
     found = measured()
-    if found is None:
+    if found is None or found.gpu != gpu:
         return {}
     time = found.data["columns"].index("time (us)")
     return {r[0]: r[time] / 1e3 for r in found.data["rows"] if r[time] is not None}
