@@ -56,7 +56,7 @@ def warp_reads(rows: dict):
     """
     with plt.rc_context(plotting.STYLE):
         fig, axes = plt.subplots(
-            len(rows), 1, figsize=(plotting.WIDTH, 1.9 * len(rows) + 0.3), layout="constrained"
+            len(rows), 1, figsize=(plotting.WIDTH, 1.3 * len(rows) + 0.3), layout="constrained"
         )
         for ax, (label, (traced, request)) in zip(np.atleast_1d(axes), rows.items()):
             entries, size = traced.entries(request), traced.size
@@ -114,36 +114,32 @@ def _measured_panel(ax, shown: results.Shown, names: list) -> bool:
     return True
 
 
-def broadcast_vs_serialised(
-    traced: dict, measured: dict, *, title: str, size: str, record_as: str | None = None
-):
+def broadcast_vs_serialised(rows: dict, *, title: str, size: str, record_as: str | None = None):
     """Left, the traced reads per warp request of a constant array; right, the GPU's time ratio.
 
-    traced: {label: tracing.Traced} of the constant-memory kernels; measured: {label: (Timing of
-    the global-memory kernel, Timing of the constant-memory kernel)}, the same labels, timed at
-    `size`. The measured half is this run's on a GPU, the recorded GPU run's in the simulator
-    (`results.experiment`); the traced half is the same on any machine.
+    rows: {label: (tracing.Traced of the constant-memory kernel, Timing of the global-memory
+    kernel, Timing of the constant-memory kernel)}, timed at `size`. The measured half is this
+    run's on a GPU, the recorded GPU run's in the simulator (`results.experiment`); the traced
+    half is the same on any machine.
     """
-    if set(traced) != set(measured):
-        raise ValueError(f"traced and measured name different rows: {set(traced) ^ set(measured)}")
     data = {
         "kind": "variants",
         "title": title,
         "size": size,
         "timings": [
             {**t.as_dict(), "name": f"{label} · {memory}"}
-            for label, pair in measured.items()
+            for label, (_, *pair) in rows.items()
             for memory, t in zip(("global", "constant"), pair)
         ],
         "ceiling": None,
     }
     shown = results.experiment(record_as, data)
-    names = list(traced)[::-1]
+    names = list(rows)[::-1]
     with plt.rc_context(plotting.STYLE):
         fig, (left, right) = plt.subplots(
-            1, 2, figsize=(plotting.WIDTH, 0.7 * len(names) + 2.6), layout="constrained"
+            1, 2, figsize=(plotting.WIDTH, 0.6 * len(names) + 2.3), layout="constrained"
         )
-        reads = [traced[n].addresses_per_request for n in names]
+        reads = [rows[n][0].addresses_per_request for n in names]
         _bars(left, names, reads, "tab:orange", [f"{r:.1f}" for r in reads], WARP)
         left.axvline(1, color="black", linestyle="--", linewidth=1)
         left.set_xlabel("traced: constant reads per warp request\n(dashed: 1, a broadcast)")
