@@ -9,7 +9,7 @@ MAGIC = 0x9E3779B9  # a value the XOR of random words practically never equals
 
 @cuda.jit
 def read_every_word(words, sink):
-    """Thread i reads words[i] (four uint32, one 16-byte load); it writes only if they XOR to MAGIC."""
+    """Thread i reads words[i] (four uint32: one 16-byte load); writes only if they XOR to MAGIC."""
     i = cuda.grid(1)
     if i < words.shape[0]:
         w = load_vector_readonly(words, (i, 0), 4)
