@@ -74,6 +74,8 @@ LESSON_CLAIMS = [
     ("l04_constant_memory.textbook", "box_blur_constant", None, "weights in the instructions"),
     ("l04_constant_memory.fast", "filter_tiled", None, "weights in the instructions"),
     ("l04_constant_memory.fast", "filter_tiled", None, "in registers"),
+    # the read-only ceiling (timing.read_ceiling) reads every 16-byte word in one load
+    ("device.stream", "read_every_word", None, "16-byte loads"),
     # lesson 05: the tuned sum reads 16 bytes per load (through the read-only path)
     ("l05_atomics_vs_reduction.fast", "sum_grid_stride_tuned", None, "16-byte loads"),
 ]
