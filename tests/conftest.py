@@ -1,4 +1,5 @@
 """Shared fixtures: seeded random data (never zeros) and a poison value for outputs."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """The photograph loader: modes, sizes, and errors."""
+
 import numpy as np
 import pytest
 
@@ -19,12 +20,15 @@ def test_resizing_to_odd_shapes():
     assert images.load(mode="rgb", shape=(3, 5)).shape == (3, 5, 3)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"name": "lena"}, "unknown photograph"),
-    ({"mode": "cmyk"}, "mode must be"),
-    ({"shape": (0, 4)}, "shape must be"),
-    ({"shape": (4,)}, "shape must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"name": "lena"}, "unknown photograph"),
+        ({"mode": "cmyk"}, "mode must be"),
+        ({"shape": (0, 4)}, "shape must be"),
+        ({"shape": (4,)}, "shape must be"),
+    ],
+)
 def test_bad_requests_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         images.load(**kwargs)

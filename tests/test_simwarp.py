@@ -4,6 +4,7 @@ Every kernel here also runs on a GPU, where the same expectations check the hard
 the emulation is tested against the GPU. Entries a GPU leaves undefined (a shuffle that reads a lane
 taking no part) are never compared; the simulator-only tests check that they come out poisoned.
 """
+
 import time
 
 import numpy as np
@@ -14,14 +15,18 @@ from gpgpu_lessons import runtime, simwarp
 
 FULL = 0xFFFFFFFF
 SIM = runtime.is_simulator()
-simulator_only = pytest.mark.skipif(not SIM, reason="checks the simulator's emulation itself "
-                                    "(undefined behaviour or Python-level errors on a GPU)")
+simulator_only = pytest.mark.skipif(
+    not SIM,
+    reason="checks the simulator's emulation itself "
+    "(undefined behaviour or Python-level errors on a GPU)",
+)
 DTYPES = (np.int32, np.int64, np.float32, np.float64)
 MODES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync")
 
 
 # ----------------------------------------------------------------------------------------------
 # Kernels (each also compiles for a GPU)
+
 
 @cuda.jit
 def shuffle_every_mode(x, arg, out):
@@ -207,6 +212,7 @@ def shuffle_in_block_of_dims(x, out):
 
 # Kernels with undefined behaviour on a GPU: launched in the simulator only.
 
+
 @cuda.jit
 def shuffle_against_syncthreads(out):
     """Lane 0 shuffles with the full mask while lanes 1-31 wait at the block barrier."""
@@ -260,6 +266,7 @@ def shuffle_bool(out):
 # ----------------------------------------------------------------------------------------------
 # Expected values, computed by hand
 
+
 def expected_shuffles(x, arg, threads):
     """(values, defined) for the four modes, from the PTX rules; lanes that exist = the mask."""
     values = np.zeros((4, threads), dtype=x.dtype)
@@ -292,6 +299,7 @@ def poisoned(dtype, shape):
 # ----------------------------------------------------------------------------------------------
 # Shuffles
 
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("threads", [32, 33, 48, 64, 100])
 def test_shuffles_match_hand_computed_lanes(rng, dtype, threads):
@@ -308,8 +316,9 @@ def test_shuffles_match_hand_computed_lanes(rng, dtype, threads):
         if np.issubdtype(dtype, np.floating):
             assert np.isnan(undefined).all()
         else:
-            assert (undefined == np.array([0xDEADBEEFDEADBEEF], np.uint64).view(np.int64)
-                    .astype(dtype)).all()
+            assert (
+                undefined == np.array([0xDEADBEEFDEADBEEF], np.uint64).view(np.int64).astype(dtype)
+            ).all()
 
 
 @pytest.mark.parametrize("delta", [0, 1, 3, 16, 31])
@@ -366,6 +375,7 @@ def test_segments_narrower_than_a_warp(rng, width):
 # ----------------------------------------------------------------------------------------------
 # Reductions
 
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("n", [1, 31, 33, 200])
 def test_warp_sum_reduction_matches_numpy(rng, dtype, n):
@@ -417,6 +427,7 @@ def test_warps_of_a_multidimensional_block(rng, shape):
 # ----------------------------------------------------------------------------------------------
 # Votes, matches, activemask, syncwarp
 
+
 def as_int32(bits):
     return np.array(bits, dtype=np.uint64).astype(np.uint32).view(np.int32)
 
@@ -429,7 +440,7 @@ def test_votes_and_ballot_bits(rng):
     out = np.full((6, 128), -7, dtype=np.int32)
     votes[2, 64](x, out)
     for w in range(4):
-        p = x[32 * w:32 * (w + 1)] > 0
+        p = x[32 * w : 32 * (w + 1)] > 0
         bits = sum(1 << lane for lane in range(32) if p[lane])
         lanes = slice(32 * w, 32 * (w + 1))
         assert (out[0, lanes] == as_int32(bits)).all(), w
@@ -471,7 +482,7 @@ def test_match_any_and_match_all(rng, dtype):
     matches[2, 32](x, out)
     for i in range(64):
         base = i - i % 32
-        warp = x[base:base + 32]
+        warp = x[base : base + 32]
         same = sum(1 << lane for lane in range(32) if warp[lane] == x[i])
         assert out[0, i] == as_int32(same), i
         all_same = (warp == warp[0]).all()
@@ -491,6 +502,7 @@ def test_syncwarp_orders_a_write_before_the_reads(rng, threads):
 # ----------------------------------------------------------------------------------------------
 # The emulation itself: install, errors for what is undefined on a GPU
 
+
 def test_install_is_idempotent_and_only_for_the_simulator():
     assert simwarp.install() is SIM
     assert simwarp.install() is SIM
@@ -499,16 +511,20 @@ def test_install_is_idempotent_and_only_for_the_simulator():
 
 @simulator_only
 def test_deadlock_against_syncthreads_names_mask_and_lanes():
-    with pytest.raises(simwarp.WarpDeadlockError,
-                       match=r"lanes 0 wait in shfl_sync\(mask=0xffffffff\) for lanes 1-31.*"
-                             r"lanes 1-31 wait in cuda.syncthreads\(\)"):
+    with pytest.raises(
+        simwarp.WarpDeadlockError,
+        match=r"lanes 0 wait in shfl_sync\(mask=0xffffffff\) for lanes 1-31.*"
+        r"lanes 1-31 wait in cuda.syncthreads\(\)",
+    ):
         shuffle_against_syncthreads[1, 32](np.zeros(32, dtype=np.int64))
 
 
 @simulator_only
 def test_deadlock_between_two_kinds_of_shuffle():
-    with pytest.raises(simwarp.WarpDeadlockError,
-                       match=r"shfl_(down|xor)_sync\(mask=0xffffffff\).*undefined behaviour"):
+    with pytest.raises(
+        simwarp.WarpDeadlockError,
+        match=r"shfl_(down|xor)_sync\(mask=0xffffffff\).*undefined behaviour",
+    ):
         shuffle_modes_disagree[1, 32](np.zeros(32, dtype=np.int64))
     out = np.zeros(32, dtype=np.int64)  # the simulator is usable afterwards
     warp_allreduce[1, 32](np.ones(32), out.view(np.float64))
@@ -518,13 +534,18 @@ def test_deadlock_between_two_kinds_of_shuffle():
 @simulator_only
 def test_timeout_backstop(monkeypatch):
     monkeypatch.setattr(simwarp, "TIMEOUT_S", 0.2)
-    with pytest.raises(simwarp.WarpDeadlockError, match=r"lanes 0 .* waited 0.2 s in shfl_sync\(mask=0x00000003\) for lanes 1"):
+    with pytest.raises(
+        simwarp.WarpDeadlockError,
+        match=r"lanes 0 .* waited 0.2 s in shfl_sync\(mask=0x00000003\) for lanes 1",
+    ):
         one_lane_late[1, 2](np.zeros(2, dtype=np.int64))
 
 
 @simulator_only
 def test_lane_outside_its_own_mask_is_an_error():
-    with pytest.raises(simwarp.WarpUsageError, match=r"lane 1 called shfl_sync with mask 0x00000001"):
+    with pytest.raises(
+        simwarp.WarpUsageError, match=r"lane 1 called shfl_sync with mask 0x00000001"
+    ):
         shuffle_without_self[1, 2](np.zeros(2, dtype=np.int64))
 
 
@@ -536,7 +557,10 @@ def test_reading_a_lane_beyond_the_block_is_poison_or_an_error(monkeypatch):
     np.testing.assert_array_equal(out[:16], x[16:32])
     assert np.isnan(out[32:48]).all()  # warp 1 has lanes 0-15 only: lane 0 reads lane 16
     monkeypatch.setattr(simwarp, "UNDEFINED", "raise")
-    with pytest.raises(simwarp.WarpUndefinedError, match=r"reads lane (1[6-9]|2[0-9]|3[01]) .* does not exist in this block"):
+    with pytest.raises(
+        simwarp.WarpUndefinedError,
+        match=r"reads lane (1[6-9]|2[0-9]|3[01]) .* does not exist in this block",
+    ):
         shuffle_full_mask_in_partial_warp[1, 48](x, out)
 
 

@@ -1,1 +1,0 @@
-"""One module per lesson topic: the @cuda.jit kernels first, then their host-side wrappers."""
