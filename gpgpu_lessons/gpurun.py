@@ -1,15 +1,16 @@
-"""Run the collection on a GPU machine that has no network: wheels here, execution there, results back.
+"""Run the collection on a GPU machine without network: wheels here, execution there, results back.
 
-1. Here, with network:     python -m gpgpu_lessons.gpurun wheels --dest .whl     (make gpu-wheels)
-2. There, on the GPU:      python3 -m gpgpu_lessons.gpurun execute --wheels .whl --out OUT   (make gpu-run)
+1. Here, online:    python -m gpgpu_lessons.gpurun wheels --dest .whl  (make gpu-wheels)
+2. On the GPU:      python3 -m gpgpu_lessons.gpurun execute --wheels .whl --out OUT  (make gpu-run)
    installs the wheels into a temporary target, runs the tests on the GPU, collects profiler
    counters, executes every notebook in place, records GPU results, packs OUT/gpu-run.tar.gz.
-3. Here again:             python -m gpgpu_lessons.gpurun unpack OUT/gpu-run.tar.gz  (make gpu-unpack)
+3. Here again:      python -m gpgpu_lessons.gpurun unpack OUT/gpu-run.tar.gz  (make gpu-unpack)
    puts the executed notebooks into notebooks/ and the results into gpgpu_lessons/recorded/.
 
 The GPU machine is expected to have Python 3.12 with numba, numba-cuda, matplotlib and pillow
 (a CUDA image with PyTorch/CuPy has them); what it lacks comes as wheels.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,11 +25,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU_PYTHON = "3.12"
-PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "manylinux1_x86_64"]
+PLATFORMS = [
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+]
 # numpy 2.5 breaks numba-cuda 0.30 on a GPU (the image ships 2.5); the rest executes notebooks.
-GPU_WHEELS = ["numpy>=2,<2.5", "nbclient>=0.10", "nbformat>=5.10", "ipykernel>=6.29", "nbval>=0.11,<0.12",
-              "hypothesis>=6.100,<7", "pytest-xdist>=3.6,<4"]
+GPU_WHEELS = [
+    "numpy>=2,<2.5",
+    "nbclient>=0.10",
+    "nbformat>=5.10",
+    "ipykernel>=6.29",
+    "nbval>=0.11,<0.12",
+    "hypothesis>=6.100,<7",
+    "pytest-xdist>=3.6,<4",
+]
 ARCHIVE = "gpu-run.tar.gz"
 SITE = Path("/tmp/gpgpu-lessons-site")
 
@@ -38,9 +51,26 @@ def wheels(dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("*.whl"):
         old.unlink()
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest", str(dest),
-               "--python-version", GPU_PYTHON, "--implementation", "cp", "--abi", "cp312", "--abi", "abi3",
-               "--abi", "none"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--only-binary=:all:",
+        "--dest",
+        str(dest),
+        "--python-version",
+        GPU_PYTHON,
+        "--implementation",
+        "cp",
+        "--abi",
+        "cp312",
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
+    ]
     for platform in PLATFORMS + ["any"]:
         command += ["--platform", platform]
     subprocess.run(command + GPU_WHEELS, check=True)
@@ -53,11 +83,31 @@ def _install(wheel_dir: Path) -> dict:
     found = sorted(wheel_dir.glob("*.whl"))
     if not found:
         sys.exit(f"no wheels in {wheel_dir}: run 'make gpu-wheels' on a machine with network first")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-compile",
-                    "--no-cache-dir", "--upgrade", "--target", str(SITE)] + [str(p) for p in found], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-deps",
+            "--no-compile",
+            "--no-cache-dir",
+            "--upgrade",
+            "--target",
+            str(SITE),
+        ]
+        + [str(p) for p in found],
+        check=True,
+    )
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SITE), str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["NUMBA_ENABLE_CUDASIM"] = "0"  # a GPU run must fail loudly rather than fall back to the simulator
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(SITE), str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
+    env["NUMBA_ENABLE_CUDASIM"] = (
+        "0"  # a GPU run must fail loudly rather than fall back to the simulator
+    )
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -67,13 +117,17 @@ def _step(name: str, command: list[str], env: dict, log: Path, summary: list, ti
     start = time.perf_counter()
     with log.open("w") as out:
         try:
-            code = subprocess.run(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                  timeout=timeout).returncode
+            code = subprocess.run(
+                command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=timeout
+            ).returncode
         except subprocess.TimeoutExpired:
             code = "timeout"
     seconds = time.perf_counter() - start
     summary.append({"step": name, "status": code, "seconds": round(seconds, 1), "log": log.name})
-    print(f"{name:40s} {'ok' if code == 0 else 'FAILED (' + str(code) + ')':14s} {seconds:7.1f} s", flush=True)
+    print(
+        f"{name:40s} {'ok' if code == 0 else 'FAILED (' + str(code) + ')':14s} {seconds:7.1f} s",
+        flush=True,
+    )
     return code
 
 
@@ -90,7 +144,7 @@ def _pack(work: Path, out: Path, summary: list) -> None:
 
 
 def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeout: int) -> int:
-    """On the GPU machine: tests, profiler counters, every notebook; pack everything into one archive.
+    """On the GPU machine: tests, profiler counters, every notebook; pack it all into one archive.
 
     The archive is rewritten after each step, so a run cut short still brings back what it did.
     """
@@ -103,17 +157,46 @@ def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeo
     python = sys.executable
     steps = [("device", [python, "-m", "gpgpu_lessons"], "device.log")]
     if not skip_tests:
-        steps.append(("tests on the GPU", [python, "-m", "pytest", "tests", "-q", "-o", "addopts=",
-                                           "-p", "no:cacheprovider", "-n", "6", "--dist", "loadfile"],
-                      "tests.log"))
+        steps.append(
+            (
+                "tests on the GPU",
+                [
+                    python,
+                    "-m",
+                    "pytest",
+                    "tests",
+                    "-q",
+                    "-o",
+                    "addopts=",
+                    "-p",
+                    "no:cacheprovider",
+                    "-n",
+                    "6",
+                    "--dist",
+                    "loadfile",
+                ],
+                "tests.log",
+            )
+        )
     profiling = "gpgpu_lessons.l03_bank_conflicts.profiling"
     if (ROOT / (profiling.replace(".", "/") + ".py")).exists():
         steps.append(("profiler counters (ncu)", [python, "-m", profiling], "profiling.log"))
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         if not only or any(notebook.name.startswith(prefix) for prefix in only):
-            steps.append((f"notebook {notebook.name}", [python, "-m", "gpgpu_lessons.gpurun", "notebook",
-                                                        str(notebook), str(work / "notebooks" / notebook.name)],
-                          f"{notebook.stem}.log"))
+            steps.append(
+                (
+                    f"notebook {notebook.name}",
+                    [
+                        python,
+                        "-m",
+                        "gpgpu_lessons.gpurun",
+                        "notebook",
+                        str(notebook),
+                        str(work / "notebooks" / notebook.name),
+                    ],
+                    f"{notebook.stem}.log",
+                )
+            )
     summary: list = []
     for name, command, log in steps:
         _step(name, command, env, work / log, summary, timeout)
@@ -126,11 +209,11 @@ def execute_notebook(source: Path, target: Path) -> None:
     """Execute one notebook (cwd = notebooks/), save it with its outputs even if a cell fails."""
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(source, as_version=4)
-    client = NotebookClient(nb, timeout=900, kernel_name="python3",
-                            resources={"metadata": {"path": str(source.parent)}})
+    client = NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}
+    )
     try:
         client.execute()
     finally:
@@ -168,12 +251,17 @@ def unpack(archive: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.gpurun", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_lessons.gpurun",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     get = commands.add_parser("wheels", help="download the wheels the GPU machine lacks")
     get.add_argument("--dest", type=Path, default=ROOT / ".whl")
-    run = commands.add_parser("execute", help="on the GPU machine: tests, counters, notebooks, archive")
+    run = commands.add_parser(
+        "execute", help="on the GPU machine: tests, counters, notebooks, archive"
+    )
     run.add_argument("--wheels", type=Path, default=ROOT / ".whl")
     run.add_argument("--out", type=Path, required=True)
     run.add_argument("--only", nargs="*", default=[], help="notebook name prefixes, e.g. 00 03")

@@ -1,4 +1,4 @@
-"""Warp intrinsics for Numba's CUDA simulator (numba issue 8433), so shuffle kernels run without a GPU.
+"""Warp intrinsics for Numba's CUDA simulator (numba issue 8433): shuffle kernels run without a GPU.
 
 Numba's simulator runs each CUDA thread as a Python thread and has no warp-level intrinsics.
 `install()` (called by ``import gpgpu_lessons`` in simulator mode only) adds them to the fake
@@ -28,17 +28,20 @@ Semantics follow PTX (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.s
 * ``ballot_sync`` returns an int32 (lane 31 is the sign bit, as on the GPU), ``match_*_sync`` too;
   ``activemask``/``lanemask_lt`` a uint32. They are Python ints (so ``ballot & (1 << 31)`` works as
   Numba's int64 arithmetic does); store them in int32/int64 arrays (uint32 for activemask): NumPy
-  refuses a negative ballot in a uint32 array, where a GPU would wrap it. ``activemask`` returns the lanes of the warp that are
-  at the same call (same source position) once every other live lane of the warp is either there,
-  waiting in another warp call or ``syncthreads``, or has exited: the converged set a GPU reports.
+  refuses a negative ballot in a uint32 array, where a GPU would wrap it. ``activemask`` returns
+  the lanes of the warp that are at the same call (same source position) once every other live
+  lane of the warp is either there, waiting in another warp call or ``syncthreads``, or has
+  exited: the converged set a GPU reports.
 * Deadlocks (a lane waits for a lane that is blocked in ``syncthreads`` or in a different warp call,
   so nothing can ever move) are detected exactly, at once, and raise `WarpDeadlockError` naming the
   mask and the lanes; `TIMEOUT_S` is a backstop for lanes that never arrive for other reasons.
 
 `popc`, `ffs`, `clz` and `brev` are replaced too, so that they use the width of the GPU type: a
-negative int32 (a ballot with lane 31 set) counts as 32-bit two's complement, NumPy integers by their
-dtype, plain Python ints as int64 (Numba's type for them on a GPU; the stock simulator used 32 bits).
+negative int32 (a ballot with lane 31 set) counts as 32-bit two's complement, NumPy integers by
+their dtype, plain Python ints as int64 (Numba's type for them on a GPU; the stock simulator used
+32 bits).
 """
+
 from __future__ import annotations
 
 import math
@@ -115,7 +118,7 @@ class _Gathering:
 
 
 class _Warp:
-    def __init__(self, block: "_Block", index: int):
+    def __init__(self, block: _Block, index: int):
         self.block = block
         self.index = index
         self.first = index * WARP_SIZE
@@ -170,8 +173,11 @@ class _Warp:
         self._release(g)
 
     def _deadlock_message(self, g: _Gathering) -> str:
-        missing = sorted(lane for lane in _lanes(g.mask)
-                         if self.status(lane) != _EXITED and lane not in g.arrivals)
+        missing = sorted(
+            lane
+            for lane in _lanes(g.mask)
+            if self.status(lane) != _EXITED and lane not in g.arrivals
+        )
         doing = {}
         for lane in missing:
             if self.status(lane) == _SYNCING:
@@ -180,12 +186,15 @@ class _Warp:
                 other = self.block.waiting_in[self.first + lane]
                 what = f"{other.name}(mask=0x{other.mask:08x})" if other else "another call"
             doing.setdefault(what, []).append(lane)
-        detail = "; ".join(f"lanes {_ranges(lanes)} wait in {what}" for what, lanes in doing.items())
+        detail = "; ".join(
+            f"lanes {_ranges(lanes)} wait in {what}" for what, lanes in doing.items()
+        )
         return (
             f"warp deadlock in block {self.block.block_idx}, warp {self.index}: "
             f"lanes {_ranges(sorted(g.arrivals))} wait in {g.name}(mask=0x{g.mask:08x}) for lanes "
-            f"{_ranges(missing)}, which never make that call ({detail}). On a GPU this is undefined "
-            "behaviour (a hang or wrong values): every lane named in the mask that has not exited "
+            f"{_ranges(missing)}, which never make that call ({detail}). "
+            "On a GPU this is undefined behaviour (a hang or wrong values): "
+            "every lane named in the mask that has not exited "
             "must call the same intrinsic with the same mask."
         )
 
@@ -261,11 +270,18 @@ def _compute_shfl(warp: _Warp, g: _Gathering) -> dict:
         if src in g.arrivals:
             results[lane] = g.arrivals[src][0]
             continue
-        why = ("does not exist in this block" if src >= warp.size else
-               "has exited" if warp.status(src) == _EXITED else "is not in the mask")
-        message = (f"lane {lane} of warp {warp.index} (block {warp.block.block_idx}) reads lane {src} "
-                   f"in {mode}(mask=0x{g.mask:08x}, ..., {b}), but lane {src} {why}: on a GPU the "
-                   "value read is undefined.")
+        why = (
+            "does not exist in this block"
+            if src >= warp.size
+            else "has exited"
+            if warp.status(src) == _EXITED
+            else "is not in the mask"
+        )
+        message = (
+            f"lane {lane} of warp {warp.index} (block {warp.block.block_idx}) reads lane {src} "
+            f"in {mode}(mask=0x{g.mask:08x}, ..., {b}), but lane {src} {why}: on a GPU the "
+            "value read is undefined."
+        )
         if UNDEFINED == "raise":
             results[lane] = WarpUndefinedError(message)
         else:
@@ -308,8 +324,10 @@ def _bit_pattern(value) -> tuple:
 
 def _compute_match_any(warp, g):
     patterns = {lane: _bit_pattern(v) for lane, (v, _) in g.arrivals.items()}
-    return {lane: _int32(sum(1 << other for other, p in patterns.items() if p == mine))
-            for lane, mine in patterns.items()}
+    return {
+        lane: _int32(sum(1 << other for other, p in patterns.items() if p == mine))
+        for lane, mine in patterns.items()
+    }
 
 
 def _compute_match_all(warp, g):
@@ -344,6 +362,7 @@ _COMPUTE = {
 # ----------------------------------------------------------------------------------------------
 # The rendezvous every intrinsic goes through
 
+
 def _current():
     """(thread, block state, warp, lane) of the calling simulated CUDA thread."""
     thread = threading.current_thread()
@@ -368,12 +387,18 @@ def _mask(mask, name: str, lane: int) -> int:
 
 
 def _check_value(value, name: str):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} supports 32- and 64-bit ints and floats, got {type(value).__name__} "
-                        f"({value!r}): a GPU would refuse to compile this call.")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(
+            f"{name} supports 32- and 64-bit ints and floats, got {type(value).__name__} "
+            f"({value!r}): a GPU would refuse to compile this call."
+        )
     if isinstance(value, np.floating) and value.dtype.itemsize not in (4, 8):
-        raise TypeError(f"{name} supports 32- and 64-bit ints and floats, got {value.dtype}: "
-                        "a GPU would refuse to compile this call.")
+        raise TypeError(
+            f"{name} supports 32- and 64-bit ints and floats, got {value.dtype}: "
+            "a GPU would refuse to compile this call."
+        )
 
 
 def _gather(name: str, key_extra, mask: int, value, arg=None):
@@ -398,10 +423,13 @@ def _gather(name: str, key_extra, mask: int, value, arg=None):
             with warp.lock:
                 if not g.finished.is_set():
                     missing = sorted(set(_lanes(mask)) - g.arrivals.keys())
-                    warp._fail(g, f"lanes {_ranges(sorted(g.arrivals))} of warp {warp.index} (block "
-                                  f"{block.block_idx}) waited {TIMEOUT_S:g} s in {name}"
-                                  f"(mask=0x{mask:08x}) for lanes {_ranges(missing)}, which never "
-                                  "made that call.")
+                    warp._fail(
+                        g,
+                        f"lanes {_ranges(sorted(g.arrivals))} of warp {warp.index} (block "
+                        f"{block.block_idx}) waited {TIMEOUT_S:g} s in {name}"
+                        f"(mask=0x{mask:08x}) for lanes {_ranges(missing)}, which never "
+                        "made that call.",
+                    )
     if not g.done and g.error is None:
         raise RuntimeError("abort flag set while waiting in a warp intrinsic")
     if g.error is not None:
@@ -414,6 +442,7 @@ def _gather(name: str, key_extra, mask: int, value, arg=None):
 
 # ----------------------------------------------------------------------------------------------
 # The intrinsics, as methods of the simulator's fake `cuda` module
+
 
 def shfl_sync(self, mask, value, src_lane):
     """Return `value` from lane `src_lane % 32` of the lanes in `mask`."""
@@ -539,15 +568,33 @@ def brev(self, val):
     return int(format(bits, f"0{width}b")[::-1], 2)
 
 
-_INTRINSICS = {f.__name__: f for f in (
-    shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
-    eq_sync, match_any_sync, match_all_sync, syncwarp, activemask, lanemask_lt,
-    popc, ffs, clz, brev,
-)}
+_INTRINSICS = {
+    f.__name__: f
+    for f in (
+        shfl_sync,
+        shfl_up_sync,
+        shfl_down_sync,
+        shfl_xor_sync,
+        ballot_sync,
+        all_sync,
+        any_sync,
+        eq_sync,
+        match_any_sync,
+        match_all_sync,
+        syncwarp,
+        activemask,
+        lanemask_lt,
+        popc,
+        ffs,
+        clz,
+        brev,
+    )
+}
 
 
 # ----------------------------------------------------------------------------------------------
 # Patching the simulator: thread states the rendezvous needs (syncthreads, exit), per-block state
+
 
 def _thread_run(self):
     try:
@@ -646,12 +693,16 @@ def install(*, anywhere: bool = False) -> bool:
 
     for name in ("run", "syncthreads"):
         if not hasattr(kernel.BlockThread, name) or not hasattr(kernel.BlockManager, "run"):
-            raise RuntimeError("gpgpu_lessons.simwarp: this numba-cuda simulator is not the one "
-                               "(0.30) the warp emulation was written for")
+            raise RuntimeError(
+                "gpgpu_lessons.simwarp: this numba-cuda simulator is not the one "
+                "(0.30) the warp emulation was written for"
+            )
     _ORIGINAL["run"] = kernel.BlockThread.run
     _ORIGINAL["syncthreads"] = kernel.BlockThread.syncthreads
     _ORIGINAL["manager_run"] = kernel.BlockManager.run
-    _ORIGINAL["module"] = {name: getattr(kernelapi.FakeCUDAModule, name, None) for name in _INTRINSICS}
+    _ORIGINAL["module"] = {
+        name: getattr(kernelapi.FakeCUDAModule, name, None) for name in _INTRINSICS
+    }
     kernel.BlockThread.run = _thread_run
     kernel.BlockThread.syncthreads = _thread_syncthreads
     kernel.BlockManager.run = _manager_run

@@ -146,7 +146,7 @@ def _free_names(function) -> set[str]:
 
 
 def _is_constant(value) -> bool:
-    """A module constant or a Numba name: numbers, strings, tuples, arrays, dtypes, Numba types, modules."""
+    """A module constant or Numba name: numbers, strings, tuples, arrays, dtypes, types, modules."""
     import numba
     import numpy as np
 
@@ -171,7 +171,7 @@ def _is_constant(value) -> bool:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_shown_kernels_are_self_contained(path):
-    """Every name in a kernel on a slide is a module constant, a Numba name, or shown in the lesson."""
+    """Each name in a slide's kernel is a module constant, a Numba name or shown in the lesson."""
     shown = [_python_function(k) for k in _shown(path)]
     assert shown, f"{path.name}: shows no kernel source"
     shown_ids = {id(f) for f in shown}
@@ -182,6 +182,7 @@ def test_shown_kernels_are_self_contained(path):
                 f"{path.name}: {function.__name__} uses {name}, undefined"
             )
             assert _is_constant(value) or id(_python_function(value)) in shown_ids, (
-                f"{path.name}: {function.__name__} uses {name}, which is neither a module constant, "
+                f"{path.name}: {function.__name__} uses {name}, "
+                "which is neither a module constant, "
                 "a Numba name, nor a function shown in this lesson"
             )

@@ -70,7 +70,8 @@ window.MathJax = {
   --jp-content-font-size1: 20px;
   --jp-code-font-size: 18px;
 }
-.reveal .slides section h1, .reveal .slides section h2, .reveal .slides section h3 { text-transform: none; }
+.reveal .slides section h1, .reveal .slides section h2, \
+.reveal .slides section h3 { text-transform: none; }
 /* code flush left, wrapped only where a line has a space, never inside a word */
 .reveal pre, .reveal pre code, .reveal .jp-OutputArea-output pre {
   white-space: pre-wrap !important; word-break: normal !important; overflow-wrap: normal !important;
@@ -161,13 +162,15 @@ def problems(nb, name: str = "") -> list[str]:
             lines = cell.source.rstrip("\n").splitlines()
             if len(lines) > MAX_CODE_LINES:
                 found.append(
-                    f"{where} shows {len(lines)} lines of code on a slide (at most {MAX_CODE_LINES}): "
+                    f"{where} shows {len(lines)} lines of code on a slide "
+                    f"(at most {MAX_CODE_LINES}): "
                     "move the code into the package or make the cell 'skip'"
                 )
             wide = [n for n, line in enumerate(lines, 1) if len(line) > MAX_CODE_COLUMNS]
             if wide:
                 found.append(
-                    f"{where} has code lines wider than {MAX_CODE_COLUMNS} characters (line {wide[0]})"
+                    f"{where} has code lines wider than {MAX_CODE_COLUMNS} characters "
+                    f"(line {wide[0]})"
                 )
     if not nb.cells or nb.cells[0].cell_type != "markdown" or not lesson_title(nb):
         found.append('cell 0 is not a markdown title slide starting with "# Lesson NN · Topic"')
@@ -287,7 +290,8 @@ def index_page(decks: list[Deck]) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>gpgpu-lessons: slides</title>
 <style>body {{font-family: sans-serif; max-width: 46em; margin: 3em auto; line-height: 1.5}}
-li {{margin: .4em 0; font-size: 1.2em}} span, p {{color: #555}} kbd {{border: 1px solid #aaa; padding: 0 .3em}}</style>
+li {{margin: .4em 0; font-size: 1.2em}} span, p {{color: #555}} \
+kbd {{border: 1px solid #aaa; padding: 0 .3em}}</style>
 </head><body>
 <h1>gpgpu-lessons: slides</h1>
 <ul>

@@ -35,13 +35,14 @@ def deck_problems(seen: dict, deck) -> list[str]:
             for o in seen["overflow"]
         ]
         + [
-            f"slide {u['slide']} (#/{u['h']}/{u['v']}) puts {u['what']!r} under the navigation controls"
+            f"slide {u['slide']} (#/{u['h']}/{u['v']}) puts {u['what']!r} "
+            "under the navigation controls"
             for u in seen["underControls"]
         ]
         + [f"slide {h['slide']} has no heading: {h['text']!r}" for h in seen["headless"]]
         + [
-            f"slide {p['slide']} shows a plot {p['width']} px wide (at least {MIN_PLOT_WIDTH:.0f}): "
-            f"{p['text']!r}"
+            f"slide {p['slide']} shows a plot {p['width']} px wide "
+            f"(at least {MIN_PLOT_WIDTH:.0f}): {p['text']!r}"
             for p in seen["plots"]
             if p["width"] < MIN_PLOT_WIDTH
         ]

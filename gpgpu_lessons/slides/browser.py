@@ -44,8 +44,8 @@ INSPECT = """(async () => {
     ready: Reveal.isReady(), total: Reveal.getTotalSlides(), indices: Reveal.getIndices(),
     title: heading ? heading.textContent.replace('\\u00b6', '').trim() : '',
     notes: document.querySelectorAll('aside.notes').length,
-    notesPlugin: Reveal.hasPlugin('notes'), width: config.width, height: config.height, overflow: [],
-    plots: [], underControls: [], headless: []
+    notesPlugin: Reveal.hasPlugin('notes'), width: config.width, height: config.height,
+    overflow: [], plots: [], underControls: [], headless: []
   };
   const controls = document.querySelector('.reveal .controls').getBoundingClientRect();
   const meets = (r, c) => r.width > 0 && r.height > 0 && r.left < c.right && r.right > c.left
@@ -55,17 +55,21 @@ INSPECT = """(async () => {
     const at = Reveal.getIndices(slide);
     Reveal.slide(at.h, at.v, Infinity);  // every fragment shown: the slide at its fullest
     const first = slide.innerText.trim().split('\\n')[0].slice(0, 60);
-    const cut = [...slide.querySelectorAll('pre')].filter(pre => pre.scrollWidth > pre.clientWidth + 1);
+    const cut = [...slide.querySelectorAll('pre')]
+      .filter(pre => pre.scrollWidth > pre.clientWidth + 1);
     if (slide.scrollHeight > config.height || slide.scrollWidth > config.width || cut.length)
       result.overflow.push({slide: n + 1, h: at.h, v: at.v, height: slide.scrollHeight,
         width: slide.scrollWidth, cutCode: cut.length, text: first});
     slide.querySelectorAll('.jp-OutputArea-output img').forEach(img =>
-      result.plots.push({slide: n + 1, width: img.offsetWidth, natural: img.naturalWidth, text: first}));
-    const boxes = slide.querySelectorAll('p, li, pre, img, table, h1, h2, h3, svg, .jp-RenderedText');
+      result.plots.push({slide: n + 1, width: img.offsetWidth, natural: img.naturalWidth,
+                         text: first}));
+    const boxes = slide.querySelectorAll(
+      'p, li, pre, img, table, h1, h2, h3, svg, .jp-RenderedText');
     const hidden = [...boxes].filter(box => meets(box.getBoundingClientRect(), controls));
     if (hidden.length)
       result.underControls.push({slide: n + 1, h: at.h, v: at.v,
-        what: hidden[0].tagName.toLowerCase() + ': ' + (hidden[0].innerText || '').trim().slice(0, 40)});
+        what: hidden[0].tagName.toLowerCase() + ': '
+              + (hidden[0].innerText || '').trim().slice(0, 40)});
     if (!slide.querySelector('h1, h2, h3, h4')) result.headless.push({slide: n + 1, text: first});
   });
   Reveal.slide(0, 0, -1);
@@ -191,7 +195,7 @@ class Chromium:
         return result["result"].get("value")
 
     def inspect(self, deck: Path) -> dict:
-        """Open a deck from disk; return reveal's state, a PNG of the first slide, requests, errors."""
+        """Open a deck from disk: reveal's state, a PNG of the first slide, requests, errors."""
         self.events.clear()
         self.send("Page.navigate", session=self.session, url=Path(deck).resolve().as_uri())
         while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
@@ -239,7 +243,7 @@ class Chromium:
         return base64.b64decode(printed["data"])
 
     def screenshot(self, slide: int) -> bytes:
-        """A PNG of the open deck's slide number `slide` (1-based, in reading order), fragments shown."""
+        """A PNG of the open deck's slide `slide` (1-based, in reading order), fragments shown."""
         self.evaluate(f"""(async () => {{
           Reveal.configure({{transition: 'none', backgroundTransition: 'none'}});
           const at = Reveal.getIndices(Reveal.getSlides()[{slide - 1}]);
