@@ -359,3 +359,10 @@ def test_collect_runs_ncu_on_the_launching_child(monkeypatch):
     assert [row[2] for row in data["rows"]] == [
         (1000 + i) / 1e3 for i in range(len(profiling.LAUNCHES))
     ]
+
+
+def test_line_table_is_the_tracers_report():
+    header, rows = banks.line_table(banks.trace("tiled 32x8"))
+    assert header[0] == "line" and len(rows) == 4
+    column_read = next(r for r in rows if r[1:3] == ["shared", "load"])
+    assert column_read[4:] == ["32 wavefronts", "1", "32.0-way bank conflict"]

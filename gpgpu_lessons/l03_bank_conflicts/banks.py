@@ -90,6 +90,16 @@ def costliest(traced: Trace) -> tuple[str, float, float]:
     return (name, *counts[name])
 
 
+def line_table(traced: Trace) -> tuple[list, list]:
+    """(header, rows) of the tracer's per-line report, for notebook.table: one row per line."""
+    rows = []
+    for r in traced.lines:
+        unit = "wavefronts" if r.space == "shared" else "sectors"
+        per, ideal = r.per_request(unit), r.per_request(f"ideal_{unit}")
+        rows.append([r.line, r.space, r.op, r.requests, f"{per:g} {unit}", f"{ideal:g}", r.verdict])
+    return ["line", "space", "op", "requests", "per request", "ideal", "verdict"], rows
+
+
 def shared_line(traced: Trace, op: str = "load"):
     """The row of traced.lines for the kernel's shared-memory `op` ("load" or "store")."""
     rows = [r for r in traced.lines if r.space == "shared" and r.op == op]

@@ -40,8 +40,8 @@ def draw_tile(ax, name: str, traced) -> None:
         ax.axvline(rows - 0.5, color="white", linewidth=3)
     waves = banks.shared_line(traced, "load").per_request("wavefronts")
     ax.set_title(
-        f"{name}\n{rows} x {width} tile, column read:\n"
-        f"{waves:g} wavefront{'' if waves == 1 else 's'}, {banks.ways(traced):g}-way"
+        f"{name}: {rows} x {width} tile\n"
+        f"column read: {waves:g} wavefront{'' if waves == 1 else 's'}, {banks.ways(traced):g}-way"
     )
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -50,20 +50,18 @@ def draw_tile(ax, name: str, traced) -> None:
 
 
 def bank_picture(names=("tiled 32x8", "padded 32x8", "padded 16x16 (seed)")):
-    """One panel per traced kernel (banks.KERNELS names): its tile coloured by bank."""
+    """One panel per traced kernel (banks.KERNELS names): its tile coloured by bank (32 banks of
+    4 bytes), black boxes on the slots warp 0 reads in one instruction."""
     with plt.rc_context(plotting.STYLE):
         fig, axes = plt.subplots(
             1,
             len(names),
-            figsize=(plotting.WIDTH, plotting.WIDTH / len(names) + 2.0),
+            figsize=(plotting.WIDTH, plotting.WIDTH / len(names) + 1.2),
             layout="constrained",
             squeeze=False,
         )
         for ax, name in zip(axes[0], names):
             draw_tile(ax, name, banks.trace(name))
-        fig.suptitle(
-            "colour = bank (32 banks of 4 bytes); black boxes: the slots warp 0 reads at once"
-        )
     plt.close(fig)
     return fig
 
@@ -110,7 +108,7 @@ def traced_and_measured(
     costs = [banks.costliest(banks.trace(name)) for name in names]
     with plt.rc_context(plotting.STYLE):
         fig, (left, right) = plt.subplots(
-            1, 2, figsize=(plotting.WIDTH, 0.6 * len(names) + 2.2), layout="constrained"
+            1, 2, figsize=(plotting.WIDTH, 0.5 * len(names) + 2.0), layout="constrained"
         )
         _bars(
             left,
