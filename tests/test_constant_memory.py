@@ -562,6 +562,13 @@ def test_the_global_filter_reads_one_sector_per_tap():
     assert traced.sectors_per_request == traced.addresses_per_request == 1.0
 
 
+def test_the_tiled_filter_fetches_each_pixel_1_56_times_instead_of_25():
+    fetches = tracing.image_fetches()
+    assert fetches["one pixel per thread"].loads_per_output == 25.0
+    assert fetches["tiled"].loads_per_output == 20 * 20 / 16**2
+    assert not fetches["tiled"].trace.hazards  # the barrier is in place
+
+
 def hand_worked(memory, picture):
     return tracing.lookups(memory, {"picture": picture})["picture"]
 

@@ -76,6 +76,12 @@ class Traced:
         """Distinct 128-byte cache lines of the array per warp request."""
         return self._per_request(LINE_BYTES)
 
+    @property
+    def loads_per_output(self) -> float:
+        """Loads of the array at the line per element the launch stores to global memory."""
+        stores = sum(r.lanes for r in self.trace.lines if r.space == "global" and r.op == "store")
+        return sum(len(rows) for rows in self._requests()) / stores
+
     def entries(self, request: int = 0) -> list[int]:
         """The element each lane of one warp request reads (flat index), lane 0 first."""
         acc, views = self.trace.accesses, self.trace.views
@@ -123,6 +129,16 @@ def filter_taps(memory: str = "constant") -> Traced:
     """The one-pixel-per-thread 5x5 Gaussian, traced at its filter read (every lane: one tap)."""
     prepared = textbook.filter2d.prepare(random_image(), GAUSSIAN_5, memory=memory)
     return trace_launch(prepared, "weights", "GAUSSIAN_5")
+
+
+def image_fetches(image_shape=(32, 32)) -> dict[str, Traced]:
+    """The 5x5 Gaussian one pixel per thread and tiled, traced at their image loads."""
+    image = random_image(image_shape)
+    launches = {
+        "one pixel per thread": textbook.filter2d.prepare(image, GAUSSIAN_5, memory="constant"),
+        "tiled": textbook.filter2d_tiled.prepare(image, GAUSSIAN_5),
+    }
+    return {name: trace_launch(prepared, "image") for name, prepared in launches.items()}
 
 
 def noise(warps: int = WARPS, seed: int = 8) -> np.ndarray:
