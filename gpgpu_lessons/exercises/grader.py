@@ -2,9 +2,11 @@
 
 Order of the questions, each answered in plain words (the first failing one ends the grading):
 1. is it a kernel with the right parameters (a bad call raises TypeError with the fix);
-2. does it run (out of bounds, a crash, a stuck warp: which thread, which line);
+2. does it run (out of bounds, a crash, a stuck warp: which thread, which line); on a GPU each
+   launch is rehearsed on the simulator first (`rehearsal`), so that an index out of bounds is
+   reported before it can take the GPU down;
 3. are the values right on every case (first wrong index, how many, expected vs got, a picture);
-4. is each output element written by one thread (simulator);
+4. is each output element written by one thread (counted on the simulator);
 5. does the tracer see a race, a barrier in a branch, an uninitialised read;
 6. does it do what the exercise asks (coalesced, no bank conflicts, constant broadcast, ...);
 and, on a GPU, how fast it is against the device copy and the reference solution.
@@ -16,7 +18,7 @@ import inspect
 import numpy as np
 
 from .. import runtime
-from . import checks, progress_file, registry, report, running, tracing
+from . import checks, progress_file, registry, rehearsal, report, running, tracing
 
 
 class GradingError(TypeError):
@@ -88,14 +90,7 @@ def check_call(exercise: registry.Exercise, fn) -> None:
 
 def _trace(exercise, fn, case) -> tuple[tracing.Observation | None, str | None]:
     """(the tracer's facts about one case, None) or (None, why there are none)."""
-    args = []
-    for name in exercise.params:
-        value = case.args[name]
-        if isinstance(value, np.ndarray):
-            value = np.array(value, copy=True)
-            if name in case.expected:
-                value[...] = 0 if name in case.zeros else running.poison(value.dtype)
-        args.append(value)
+    args = [running.start_values(case, name) for name in exercise.params]
     try:
         with running.quiet():
             return tracing.observe(fn, case.grid, case.block, args,
@@ -148,43 +143,46 @@ def _check_values(result, case, got, writes) -> bool:
     return True
 
 
+def on_gpu() -> bool:
+    """True when kernels run on a GPU: each launch is then rehearsed on the simulator first."""
+    return not runtime.is_simulator()
+
+
 def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -> report.Report:
-    simulator = runtime.is_simulator()
-    cases = exercise.cases(rng, not simulator)
+    gpu = on_gpu()
+    cases = exercise.cases(rng, not runtime.is_simulator())
     traced = cases[exercise.trace_case]
-    observation, missing = None, None
-    if not simulator:
-        # Trace first (on the simulator): an out-of-bounds kernel could wreck the GPU context.
-        try:
-            observation, missing = _trace(exercise, fn, traced)
-        except Exception as error:
-            crash = running.explain(error, fn)
-            return _fail(result, f"{crash.text} (traced on {traced.label})", crash.kind)
-        if observation is not None and any(h.kind == "out of bounds" for h in observation.hazards):
-            _add_hazards(result, observation, fn)
-            return result
     for case in cases:
+        rehearsed = None
+        if gpu:  # an out-of-bounds kernel must not reach the GPU: it could lose the context
+            rehearsed = rehearsal.rehearse(exercise, fn, case)
+            for kind, sentence in rehearsed.problems:
+                _fail(result, sentence, kind)
+            if not rehearsed.safe:
+                return result
         try:
-            got, writes = running.run(fn, case, exercise.params, count_writes=simulator)
+            got, writes = running.run(fn, case, exercise.params, count_writes=not gpu,
+                                      simulator=not gpu)
         except Exception as error:
             crash = running.explain(error, fn)
             return _fail(result, f"{crash.text} (on {case.label})", crash.kind)
+        if rehearsed is not None and rehearsed.complete:
+            writes = rehearsed.observation.stores
         if not _check_values(result, case, got, writes):
-            if simulator:
+            if rehearsed is None:
                 _explain_with_trace(result, exercise, fn, case)
-            elif observation is not None:
-                _add_hazards(result, observation, fn)
+            else:
+                _add_hazards(result, rehearsed.observation, fn)
             return result
         for name, counts in (writes or {}).items():
             sentence = report.describe_writes(name, counts)
             if sentence:
                 return _fail(result, f"{sentence} (on {case.label})", "written twice")
-    if simulator:
-        try:
-            observation, missing = _trace(exercise, fn, traced)
-        except Exception as error:
-            crash = running.explain(error, fn)
-            return _fail(result, f"{crash.text} (traced on {traced.label})", crash.kind)
+    try:
+        observation, missing = _trace(exercise, fn, traced)
+    except Exception as error:
+        crash = running.explain(error, fn)
+        return _fail(result, f"{crash.text} (traced on {traced.label})", crash.kind)
     if observation is None:
         result.notes.append("(Values checked; the memory-access checks need the kernel tracer: "
                             f"{missing}.)")
@@ -199,11 +197,16 @@ def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -
         result.findings.insert(0, "The values are right, but the kernel does not do what the "
                                   "exercise asks:")
         return result
-    result.passed = True
-    if not simulator and exercise.performance is not None:
+    if gpu and exercise.performance is not None:
         from . import performance
 
-        result.notes.append(performance.compare(exercise, fn, rng))
+        sentence, problems = performance.compare(exercise, fn, rng)
+        for kind, problem in problems:
+            _fail(result, problem, kind)
+        if problems:
+            return result
+        result.notes.append(sentence)
+    result.passed = True
     return result
 
 

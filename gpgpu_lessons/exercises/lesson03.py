@@ -284,13 +284,13 @@ def matmul(a, b, c):
            "else 0` (likewise `sb`), `cuda.syncthreads()`, the loop over `j`, "
            "`cuda.syncthreads()`."),
     cases=lambda rng, gpu: [_matmul_case(rng, 1, 9, 17), _matmul_case(rng, 17, 20, 5)]
-    + ([_matmul_case(rng, 257, 300, 129)] if gpu else []),
+    + ([_matmul_case(rng, 257, 67, 129)] if gpu else []),
     trace_case=1,
     checks=(checks.UsesShared("the tiles of a and b go through shared memory"),
             checks.NoBankConflicts()),
     figure=figures.matmul_tiles,
     next="Next: lesson 04's exercises: constant memory, and when not to use it.",
-    performance=lambda rng: _matmul_case(rng, 2048, 2048, 2048),
+    performance=lambda rng: _matmul_case(rng, 2048, 256, 2048),
 )
 
 EXERCISES = [PADDED, PAIRS, SUMS, ROTATE, MATMUL]

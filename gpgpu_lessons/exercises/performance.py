@@ -1,28 +1,54 @@
-"""On a GPU: a passing kernel's bandwidth against the device copy and the reference solution."""
+"""On a GPU: a passing kernel's bandwidth against the device copy and the reference solution.
+
+The student's kernel is rehearsed on the simulator at the timing shape first (`rehearsal`), and
+timed on guarded arrays. Outputs that start at zero (counters, sums) are cleared before each
+timed launch, in the timing of both kernels: a kernel that reserves slots with an atomic counter
+(05.6) would otherwise write past the end of its output from the second launch on.
+"""
 from __future__ import annotations
 
 from .. import launch, runtime, timing
-from . import running
+from ..device import fill
+from . import rehearsal, running
 
 
 def _time(kernel, case, params, name) -> timing.Timing:
-    args = tuple(running.device_args(case, params))
-    step = launch.Step(kernel, case.grid, case.block, args)
-    return timing.benchmark(step.run, name=name, bytes_moved=case.bytes_moved)
+    args, guarded = running.device_args(case, params)
+    steps = [fill.zero_step(guarded[output].array) for output in case.zeros]
+    steps.append(launch.Step(kernel, case.grid, case.block, tuple(args)))
+    measured = timing.benchmark(launch.Launch(tuple(steps)), name=name,
+                                bytes_moved=case.bytes_moved)
+    running.check_guards(guarded.values())
+    return measured
 
 
-def compare(exercise, fn, rng) -> str:
-    """One sentence: GB/s of fn, of the reference solution and of the device copy, same run."""
+def compare(exercise, fn, rng) -> tuple[str, list[tuple[str, str]]]:
+    """(one sentence: GB/s of fn, of the reference solution and of the device copy, same run;
+    the problems that make a correct kernel fail at the timing shape: out of bounds there)."""
     from . import solutions
 
+    case = exercise.performance(rng)
+    rehearsed = rehearsal.rehearse(exercise, fn, case)
+    if not rehearsed.safe:
+        return "", [(kind, f"At the timing shape: {sentence}")
+                    for kind, sentence in rehearsed.problems]
     try:
-        case = exercise.performance(rng)
         mine = _time(fn, case, exercise.params, "yours")
+    except running.GuardDamaged as error:
+        crash = running.explain(error, fn)
+        return "", [(crash.kind, f"{crash.text} (on {case.label}, the timing shape)")]
+    except Exception as error:  # timing is a bonus: never let it fail a correct kernel
+        return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)", []
+    try:
         reference = _time(solutions.reference(exercise.id), case, exercise.params, "reference")
         ceiling = timing.copy_ceiling()
     except Exception as error:  # timing is a bonus: never let it fail a correct kernel
-        return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)"
+        return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)", []
     gpu = runtime.device_info().name
-    return (f"On the {gpu}, {case.label}: {mine.gbs:,.0f} GB/s, {mine.gbs / ceiling.gbs:.0%} of "
-            f"the device copy ({ceiling.gbs:,.0f} GB/s); the reference solution reaches "
-            f"{reference.gbs:,.0f} GB/s ({mine.median_ms / reference.median_ms:.2f}x its time).")
+    reset = (f" (each launch after clearing {', '.join(f'`{z}`' for z in case.zeros)})"
+             if case.zeros else "")
+    sentence = (f"On the {gpu}, {case.label}{reset}: {mine.gbs:,.0f} GB/s, "
+                f"{mine.gbs / ceiling.gbs:.0%} of the device copy ({ceiling.gbs:,.0f} GB/s); the "
+                f"reference solution reaches {reference.gbs:,.0f} GB/s "
+                f"({mine.median_ms / reference.median_ms:.2f}x its time).")
+    return sentence, []

@@ -3,8 +3,11 @@
 In the simulator the arrays a kernel gets are watched: a negative index (which NumPy would
 quietly wrap to the end of the array, and a GPU would read from before it) raises an
 IndexError in the thread that made it, and every store to an output is counted, so the grader
-knows which elements were never written or written twice. On a GPU the arrays are plain device
-arrays and the outputs start as a poison value instead.
+knows which elements were never written or written twice. On a GPU the outputs start as a
+poison value instead, and every array sits between two guard zones (`Guarded`): a kernel that
+writes a little past an array's end overwrites a guard, which the grader checks, and not another
+array (the grader rehearses every launch on the simulator first, see `rehearsal`; the guards catch
+what a rehearsal of only some blocks could miss).
 """
 from __future__ import annotations
 
@@ -33,6 +36,52 @@ class Crash:
     kind: str            # "out of bounds", "deadlock", "error", "compile", "gpu"
     text: str
     line: int | None = None
+
+
+GUARD_BYTES = 1 << 20   # on each side of every array launched on a GPU (keeps 256-byte alignment)
+GUARD = 0xA5             # the byte the guard zones hold
+
+
+class GuardDamaged(RuntimeError):
+    """A kernel launched on a GPU wrote into the guard zone around one of its arrays."""
+
+
+class Guarded:
+    """A device copy of a host array between two guard zones of GUARD bytes (on a GPU)."""
+
+    def __init__(self, array: np.ndarray, name: str):
+        self.name, self.shape, self.itemsize = name, array.shape, array.dtype.itemsize
+        self.pad = -(-GUARD_BYTES // self.itemsize)
+        host = np.empty(2 * self.pad + array.size, array.dtype)
+        host.view(np.uint8)[...] = GUARD
+        host[self.pad:self.pad + array.size] = array.reshape(-1)
+        self.buffer = cuda.to_device(host)
+        self.size = array.size
+        self.array = self.buffer[self.pad:self.pad + array.size].reshape(array.shape)
+
+    def damage(self) -> str | None:
+        """None, or which bytes of the guards the kernel changed (in words)."""
+        before = self.buffer[:self.pad].copy_to_host().view(np.uint8)
+        after = self.buffer[self.pad + self.size:].copy_to_host().view(np.uint8)
+        changed_before = np.flatnonzero(before != GUARD)
+        changed_after = np.flatnonzero(after != GUARD)
+        parts = []
+        if changed_after.size:
+            parts.append(f"{changed_after.size} bytes past its end (the furthest "
+                         f"{changed_after[-1] + 1} bytes past it)")
+        if changed_before.size:
+            parts.append(f"{changed_before.size} bytes before its start (the furthest "
+                         f"{before.size - changed_before[0]} bytes before it)")
+        if not parts:
+            return None
+        return f"`{self.name}` (shape {self.shape}): {' and '.join(parts)}"
+
+
+def check_guards(guarded) -> None:
+    """Raise GuardDamaged when a kernel wrote into the guard zone of any of these arrays."""
+    damaged = [text for text in (g.damage() for g in guarded) if text]
+    if damaged:
+        raise GuardDamaged("; ".join(damaged))
 
 
 def poison(dtype) -> object:
@@ -91,7 +140,8 @@ def _user_frame(tb, kernel):
     return frame.lineno, text
 
 
-def _where(line, text) -> str:
+def where(line, text) -> str:
+    """'line N `text`', or 'a line of your kernel'."""
     return f"line {line} `{text}`" if line else "a line of your kernel"
 
 
@@ -107,15 +157,21 @@ def explain(error: BaseException, kernel) -> Crash:
     line, text = _user_frame(error.__traceback__, kernel)
     who = thread or "a thread"
     name = type(error).__name__
+    if isinstance(error, GuardDamaged):
+        return Crash("out of bounds", f"Out of bounds on the GPU: your kernel wrote outside "
+                     f"{message}. The simulator ran only a sample of the blocks at this size "
+                     "before the launch, so the GPU ran it; the grader keeps a guard zone around "
+                     "every array, so nothing else was overwritten. Check every index against "
+                     "the array's shape before using it.")
     if name == "WarpDeadlockError":
-        return Crash("deadlock", f"The warp got stuck at {_where(line, text)}: "
+        return Crash("deadlock", f"The warp got stuck at {where(line, text)}: "
                      f"{message.rstrip('.')}. Every "
                      "lane named in the mask must reach the same warp call; a shuffle or ballot "
                      "under `if i < n:` leaves the lanes past the end out. Let every lane take "
                      "part (give the lanes past the end a neutral value, such as 0 for a sum).",
                      line)
     if isinstance(error, IndexError):
-        return Crash("out of bounds", f"Out of bounds: {who} ran {_where(line, text)} with an "
+        return Crash("out of bounds", f"Out of bounds: {who} ran {where(line, text)} with an "
                      f"index outside the array ({message}). On a GPU nothing stops it: it reads "
                      "garbage or overwrites other data. Check the index against the array's "
                      "shape before using it.", line)
@@ -126,7 +182,7 @@ def explain(error: BaseException, kernel) -> Crash:
         return Crash("gpu", f"The GPU reported an error ({message}). If it says "
                      "ILLEGAL_ADDRESS, a thread went out of bounds and the CUDA context is "
                      "lost: restart the Jupyter kernel before running more GPU code.", line)
-    return Crash("error", f"Your kernel raised {name} in {who} at {_where(line, text)}: "
+    return Crash("error", f"Your kernel raised {name} in {who} at {where(line, text)}: "
                  f"{message or name}", line)
 
 
@@ -142,36 +198,48 @@ def quiet():
         yield
 
 
-def run(kernel, case, params, *, count_writes: bool) -> tuple[dict, dict | None]:
+def start_values(case, name) -> object:
+    """The argument `name` as the kernel gets it: a copy of an array (outputs filled with zeros
+    or the poison value), or the scalar itself."""
+    value = case.args[name]
+    if not isinstance(value, np.ndarray):
+        return value
+    array = np.array(value, copy=True)
+    if name in case.expected:
+        array[...] = 0 if name in case.zeros else poison(array.dtype)
+    return array
+
+
+def run(kernel, case, params, *, count_writes: bool, simulator: bool | None = None
+        ) -> tuple[dict, dict | None]:
     """Launch kernel[case.grid, case.block] on the case's arguments once.
 
     Returns ({output name: NumPy array}, {output name: stores per element} or None). Outputs
-    start as zeros (names in case.zeros) or the poison value. Exceptions propagate.
+    start as zeros (names in case.zeros) or the poison value. In the simulator (`simulator`,
+    by default the mode Numba runs in) the arrays are watched; otherwise they are `Guarded`
+    device arrays, checked after the launch (GuardDamaged). Exceptions propagate.
     """
-    simulator = runtime.is_simulator()
-    device_args, outputs = [], {}
+    simulator = runtime.is_simulator() if simulator is None else simulator
+    device_args, outputs, guarded = [], {}, []
     for name in params:
-        value = case.args[name]
-        if isinstance(value, np.ndarray):
-            array = np.array(value, copy=True)
-            if name in case.expected:
-                array[...] = 0 if name in case.zeros else poison(array.dtype)
+        array = start_values(case, name)
+        if isinstance(array, np.ndarray):
             if simulator:
-                once = case.write_once is True or (isinstance(case.write_once, tuple)
-                                                   and name in case.write_once)
                 watched = watched_array(array, name, count_writes and name in case.expected
-                                        and once)
+                                        and writes_once(case, name))
                 device_args.append(watched)
             else:
-                device_args.append(cuda.to_device(array))
+                guarded.append(Guarded(array, name))
+                device_args.append(guarded[-1].array)
             if name in case.expected:
                 outputs[name] = device_args[-1]
         else:
-            device_args.append(value)
+            device_args.append(array)
     with quiet():
         kernel[case.grid, case.block](*device_args)
     if not simulator:
         cuda.synchronize()
+        check_guards(guarded)
     got = {name: array.copy_to_host() for name, array in outputs.items()}
     writes = None
     if simulator and count_writes:
@@ -179,16 +247,20 @@ def run(kernel, case, params, *, count_writes: bool) -> tuple[dict, dict | None]
     return got, writes
 
 
-def device_args(case, params) -> list:
-    """The case's arguments as device arrays (outputs poisoned or zeroed), for timing on a GPU."""
-    result = []
+def writes_once(case, name) -> bool:
+    """True when each element of output `name` must be stored by one thread, once."""
+    return case.write_once is True or (isinstance(case.write_once, tuple)
+                                       and name in case.write_once)
+
+
+def device_args(case, params) -> tuple[list, dict[str, Guarded]]:
+    """The case's arguments for timing on a GPU: guarded device arrays (outputs poisoned or
+    zeroed) and scalars, and {array name: its Guarded} (check_guards after the timing)."""
+    args, guarded = [], {}
     for name in params:
-        value = case.args[name]
+        value = start_values(case, name)
         if isinstance(value, np.ndarray):
-            array = np.array(value, copy=True)
-            if name in case.expected:
-                array[...] = 0 if name in case.zeros else poison(array.dtype)
-            result.append(cuda.to_device(array))
-        else:
-            result.append(value)
-    return result
+            guarded[name] = Guarded(value, name)
+            value = guarded[name].array
+        args.append(value)
+    return args, guarded

@@ -57,6 +57,10 @@ class Hazard:
     block: tuple = ()
     threads: tuple = ()
     detail: str = ""
+    array: str = ""          # out of bounds: the array, the index, the array's shape, the file
+    index: tuple = ()
+    shape: tuple = ()
+    file: str = ""
 
 
 @dataclass
@@ -67,6 +71,7 @@ class Observation:
     hazards: list[Hazard] = field(default_factory=list)
     warps: int = 0
     fraction: float = 1.0    # the share of the grid's blocks that was traced
+    stores: dict = field(default_factory=dict)  # output name -> stores per element (all blocks)
 
     def select(self, space=None, op=None) -> list[Line]:
         return [row for row in self.lines if (space is None or row.space == space)
@@ -105,10 +110,32 @@ def _get(row, name, default=0):
     return getattr(row, name, default)
 
 
-def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
+def _store_counts(result, name: str, array: np.ndarray) -> np.ndarray:
+    """Plain stores (not atomics) to each element of the global array `name`, from its addresses."""
+    from ..trace.arrays import SPACES, STORE
+
+    counts = np.zeros(array.size, np.int32)
+    roots = [v for v in result.views if v.name == name and v.parent is None and v.space == "global"]
+    acc = result.accesses
+    if not roots or not len(acc):
+        return counts.reshape(array.shape)
+    root, itemsize = roots[0], array.dtype.itemsize
+    chosen = (acc.op == STORE) & (acc.space == SPACES.index("global")) & (acc.part == 0)
+    offset = acc.address[chosen] - root.base
+    sizes = acc.size[chosen]
+    inside = (offset >= 0) & (offset < array.nbytes)
+    first, elements = offset[inside] // itemsize, np.maximum(sizes[inside] // itemsize, 1)
+    for k in range(int(elements.max()) if elements.size else 0):  # wide stores cover several
+        np.add.at(counts, first[elements > k] + k, 1)
+    return counts.reshape(array.shape)
+
+
+def observe(kernel, grid, block, args, *, blocks=None, count_stores=None) -> Observation:
     """Trace one launch of kernel[grid, block](*args) and return its facts (or raise Unavailable).
 
-    `blocks` samples blocks (see trace_kernel). Errors of the kernel itself propagate as they are.
+    `blocks` samples blocks (see trace_kernel). `count_stores` maps output names to their arrays
+    (among args): the observation then counts the stores to each of their elements. Errors of
+    the kernel itself propagate as they are.
     """
     trace_kernel = _tracer()
     from ..trace import TraceError
@@ -135,13 +162,20 @@ def observe(kernel, grid, block, args, *, blocks=None) -> Observation:
             distinct=float(_get(row, "addresses", 0) or 0) * per_request,
             same_address=float(_get(row, "contention", 0) or 0) * per_request,
             text=str(_get(row, "source", "") or "") or source_line(kernel, line)))
+    views = _get(result, "views", []) or []
+    shapes = {(v.name, v.space): tuple(v.shape) for v in reversed(views) if v.parent is None}
     for hazard in _get(result, "hazards", []) or []:
         kind = str(_get(hazard, "kind", ""))
+        array, space = str(_get(hazard, "array", "") or ""), str(_get(hazard, "space", ""))
+        files = tuple(_get(hazard, "files", ()) or ())
         observation.hazards.append(Hazard(
-            kind="out of bounds" if kind == "out-of-bounds" else kind,
-            space=str(_get(hazard, "space", "")),
+            kind="out of bounds" if kind == "out-of-bounds" else kind, space=space,
             lines=tuple(_get(hazard, "lines", ()) or ()),
             block=tuple(_get(hazard, "block", ()) or ()),
             threads=tuple(_get(hazard, "threads", ()) or ()),
-            detail=str(_get(hazard, "message", "") or "")))
+            detail=str(_get(hazard, "message", "") or ""),
+            array=array, index=tuple(_get(hazard, "index", ()) or ()),
+            shape=shapes.get((array, space), ()), file=files[0] if files else ""))
+    for name, array in (count_stores or {}).items():
+        observation.stores[name] = _store_counts(result, name, array)
     return observation
