@@ -102,7 +102,7 @@ def show_table(
     shown = results.experiment(
         key, {"kind": "table", "title": title, "size": size, "columns": header, "rows": rows}
     )
-    heading = shown.title or (f"{title} · {size}" if size else title)
+    heading = shown.title or (f"{title} · {size}" if size and shown.live else title)
     display(Markdown(f"**{heading}** ({shown.label})"))
     table(shown.data["columns"], shown.data["rows"])
 
