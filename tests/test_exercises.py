@@ -15,7 +15,16 @@ import pytest
 from numba import cuda, float32, int32
 
 from gpgpu_lessons import exercises, runtime
-from gpgpu_lessons.exercises import cells, registry, solutions, tracing
+from gpgpu_lessons.exercises import (
+    cells,
+    grader,
+    performance,
+    registry,
+    rehearsal,
+    running,
+    solutions,
+    tracing,
+)
 
 SEED = 7
 FULL = 0xFFFFFFFF
@@ -942,6 +951,19 @@ def _name(item):
     return f"{item[0]}-{getattr(item[1], '__name__', item[1])}"
 
 
+# On a GPU, Numba wraps a negative index as Python does (a[-1] is the last element): no crash,
+# and the rehearsal on the simulator (the tracer, which wraps it too) lets the kernel run.
+ON_A_GPU = {
+    "01.2-difference_backwards": ({"values"}, r"Wrong values in `out` for n = 2"),
+    "04.2-blur_unclamped": ({"out of bounds"}, r"index 37 is out of bounds for axis 1"),
+}
+
+
+def _expected(item, gpu):
+    """(kinds, pattern) the grader must answer for a wrong answer, in this mode."""
+    return ON_A_GPU.get(_name(item), item[2:]) if gpu else tuple(item[2:])
+
+
 @pytest.mark.parametrize("exercise_id", [e.id for e in exercises.catalog()])
 def test_the_reference_solution_passes(exercise_id, progress_file):
     answer = exercises.grade(exercise_id, solutions.reference(exercise_id), seed=SEED)
@@ -954,7 +976,8 @@ def test_the_reference_solution_passes(exercise_id, progress_file):
 
 @pytest.mark.parametrize("item", WRONG, ids=[_name(w) for w in WRONG])
 def test_a_typical_wrong_answer_gets_the_feedback_meant_for_it(item, progress_file):
-    exercise_id, answer_fn, kinds, pattern = item
+    exercise_id, answer_fn = item[:2]
+    kinds, pattern = _expected(item, grader.on_gpu())
     if kinds <= TRACED and not tracing.available():
         pytest.skip("needs the kernel tracer")
     answer = exercises.grade(exercise_id, answer_fn, seed=SEED)
@@ -1185,3 +1208,125 @@ def test_a_skeleton_runs_and_is_not_yet_solved(exercise_id, tmp_path, monkeypatc
 def test_on_a_gpu_a_pass_reports_its_bandwidth():
     answer = exercises.grade("00.1", solutions.reference("00.1"), seed=SEED)
     assert re.search(r"GB/s, \d+% of the device copy", str(answer)), str(answer)
+
+
+# --- on a GPU: every launch rehearsed on the simulator first ------------------------------------
+
+@pytest.fixture
+def gpu_path(monkeypatch):
+    """The grader's GPU path (a rehearsal on the simulator before each launch, guarded arrays,
+    store counts from the rehearsal), timing left out. In the simulator its 'GPU' launches run on
+    the simulator, where an index out of bounds raises: every launch that raised is recorded, and
+    none may, since the rehearsal must stop such a kernel before its launch."""
+    monkeypatch.setattr(grader, "on_gpu", lambda: True)
+    monkeypatch.setattr(performance, "compare", lambda exercise, fn, rng: ("(not timed)", []))
+    raised = []
+    run = running.run
+
+    def recorded(kernel, case, params, **options):
+        try:
+            return run(kernel, case, params, **options)
+        except Exception as error:
+            raised.append(f"{kernel.__name__} on {case.label}: {type(error).__name__}: {error}")
+            raise
+
+    monkeypatch.setattr(running, "run", recorded)
+    return raised
+
+
+REHEARSED = [w for w in WRONG if w[2] & {"out of bounds", "barrier", "deadlock"}
+             or _name(w) in ("00.5-saxpy_block_stride", "00.5-saxpy_no_loop")]
+
+
+@pytest.mark.parametrize("item", REHEARSED, ids=[_name(w) for w in REHEARSED])
+def test_on_a_gpu_the_rehearsal_stops_a_kernel_before_it_goes_out_of_bounds(item, gpu_path):
+    kinds, pattern = _expected(item, gpu=True)
+    answer = exercises.grade(item[0], item[1], seed=SEED)
+    assert not answer.passed and answer.kinds & kinds, f"expected {kinds}:\n{answer}"
+    assert re.search(pattern, str(answer), re.S), str(answer)
+    assert gpu_path == []
+
+
+@pytest.mark.parametrize("exercise_id", ["00.5", "03.1", "05.6"])
+def test_on_a_gpu_a_reference_solution_passes_its_rehearsals(exercise_id, gpu_path):
+    answer = exercises.grade(exercise_id, solutions.reference(exercise_id), seed=SEED)
+    assert answer.passed, str(answer)
+    assert gpu_path == []
+
+
+@cuda.jit
+def saxpy_uses_the_grid_group(a, x, y, out):
+    i = cuda.grid(1)
+    cuda.cg.this_grid()
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+def test_on_a_gpu_a_kernel_the_simulator_cannot_run_is_not_launched(gpu_path, monkeypatch):
+    launched = []
+    monkeypatch.setattr(running, "run", lambda *args, **options: launched.append(args))
+    answer = exercises.grade("00.1", saxpy_uses_the_grid_group, seed=SEED)
+    assert answer.kinds == {"not rehearsed"} and "cooperative groups" in str(answer), str(answer)
+    assert launched == []
+
+
+def test_a_large_launch_is_rehearsed_on_its_first_and_last_blocks():
+    exercise = registry.get("00.1")
+    large = exercise.cases(np.random.default_rng(SEED), True)[-1]
+    assert large.grid == 7813 and rehearsal.sample(large.grid)[0] == [(7812, 0, 0), (0, 0, 0)]
+    assert rehearsal.sample((3, 2)) is None   # a small grid: every block
+    first_and_last, more = rehearsal.sample((30, 20))
+    assert first_and_last == [(29, 19, 0), (0, 0, 0)] and {(29, 0, 0), (0, 19, 0)} <= set(more)
+    found = rehearsal.rehearse(exercise, saxpy_no_bounds, large)
+    assert not found.safe and not found.complete
+    assert re.search(r"thread \(\d+, 0, 0\) of block \(7812, 0, 0\).*index 1000003 is out of "
+                     r"bounds for axis 0 with size 1000003, in `x`", found.problems[0][1])
+    assert rehearsal.rehearse(exercise, solutions.reference("00.1"), large).safe
+
+
+@cuda.jit
+def saxpy_writes_past_the_end_in_block_one(a, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+    if cuda.blockIdx.x == 1 and cuda.threadIdx.x == 0:
+        out[out.size + 5] = 0
+
+
+def test_what_a_sampled_rehearsal_misses_the_guard_zones_catch():
+    exercise = registry.get("00.1")
+    n = 30_011
+    x, y = np.ones(n, np.float32), np.ones(n, np.float32)
+    case = registry.Case(f"n = {n}", {"a": np.float32(2), "x": x, "y": y, "out": np.empty_like(x)},
+                         {"out": 2 * x + y}, -(-n // 128), 128)
+    assert rehearsal.rehearse(exercise, saxpy_writes_past_the_end_in_block_one, case).safe
+    # on a GPU the store lands in the guard zone; the simulator's view of `out` raises instead
+    error = IndexError if runtime.is_simulator() else running.GuardDamaged
+    with pytest.raises(error) as caught:
+        running.run(saxpy_writes_past_the_end_in_block_one, case, exercise.params,
+                    count_writes=False, simulator=False)
+    if not runtime.is_simulator():
+        assert "4 bytes past its end (the furthest 24 bytes past it)" in str(caught.value)
+    got, _ = running.run(solutions.reference("00.1"), case, exercise.params, count_writes=False,
+                         simulator=False)
+    assert np.array_equal(got["out"], 2 * x + y)
+
+
+def test_a_write_into_a_guard_zone_is_explained():
+    guarded = running.Guarded(np.ones((3, 4), np.float32), "out")
+    assert guarded.damage() is None and guarded.array.shape == (3, 4)
+    guarded.buffer[guarded.pad + 12 + 2] = 0   # what a store to out[3, 2] does on a GPU
+    with pytest.raises(running.GuardDamaged) as caught:
+        running.check_guards([guarded])
+    crash = running.explain(caught.value, saxpy_no_bounds)
+    assert crash.kind == "out of bounds"
+    assert "`out` (shape (3, 4)): 4 bytes past its end (the furthest 12 bytes past" in crash.text
+
+
+def test_timed_launches_clear_the_outputs_that_start_at_zero():
+    """05.6 reserves slots with an atomic counter: without clearing it, the second timed launch
+    would write past the end of `out` (the simulator raises; a GPU would overwrite)."""
+    exercise = registry.get("05.6")
+    case = exercise.cases(np.random.default_rng(SEED), False)[-1]
+    timed = performance.time_kernel(solutions.reference("05.6"), case, exercise.params, "mine")
+    assert timed.median_ms > 0

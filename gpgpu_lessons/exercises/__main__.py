@@ -1,4 +1,8 @@
-"""python -m gpgpu_lessons.exercises append NOTEBOOKS_DIR | solutions OUT.ipynb | list."""
+"""python -m gpgpu_lessons.exercises append NOTEBOOKS_DIR | solutions OUT.ipynb | list | references.
+
+`references` grades every reference solution (on a GPU: with its bandwidth against the device
+copy), e.g. `python -m gpgpu_lessons.exercises references --seeds 1 2 3 --jobs 8`.
+"""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +23,15 @@ def main(argv=None) -> int:
     deck = commands.add_parser("solutions", help="write the instructors' solutions notebook")
     deck.add_argument("out", type=Path)
     commands.add_parser("list", help="print the catalogue")
+    refs = commands.add_parser("references", help="grade every reference solution and print the "
+                                                  "answers (on a GPU with their bandwidths)")
+    refs.add_argument("--seeds", type=int, nargs="+", default=[7], help="random data seeds")
+    refs.add_argument("--jobs", type=int, default=1, help="processes grading at once")
+    refs.add_argument("--no-timing", action="store_true", help="leave out the timing on a GPU")
+    refs.add_argument("ids", nargs="*", help="exercise ids (default: all)")
     args = parser.parse_args(argv)
+    if args.command == "references":
+        return _references(args)
     if args.command == "append":
         for lesson in registry.LESSONS:
             found = sorted(args.folder.glob(f"{lesson}_*.ipynb"))
@@ -34,6 +46,26 @@ def main(argv=None) -> int:
         for exercise in registry.all_exercises():
             print(f"{exercise.id}  {exercise.name:28s} {exercise.title}")
     return 0
+
+
+def _references(args) -> int:
+    from . import solutions
+
+    ids = args.ids or [e.id for e in registry.all_exercises()]
+    jobs = [(i, seed, not args.no_timing) for i in ids for seed in args.seeds]
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            answers = pool.map(solutions.grade_job, jobs, chunksize=1)
+    else:
+        answers = [solutions.grade_job(job) for job in jobs]
+    failed = 0
+    for exercise_id, seed, passed, text in answers:
+        failed += not passed
+        print(f"[{exercise_id} seed {seed}] {text}")
+    print(f"{len(answers) - failed} of {len(answers)} reference gradings passed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -204,9 +204,11 @@ DOT_GRID = 2
 def _dot_case(rng, n, grid=DOT_GRID, block=BLOCK):
     x, y = data.floats(rng, n), data.floats(rng, n)
     expected = np.array([np.dot(x.astype(np.float64), y.astype(np.float64))], np.float32)
+    # float32 additions in any order (atomics): the error grows like sqrt(n) rounding steps
+    rtol = max(1e-5, 3e-7 * np.sqrt(n))
     return Case(f"n = {n} with {grid} blocks of {block}",
                 {"x": x, "y": y, "out": data.empty(1)}, {"out": expected}, grid, block,
-                zeros=("out",), write_once=False, rtol=1e-5, atol=0, bytes_moved=8 * n)
+                zeros=("out",), write_once=False, rtol=rtol, atol=0, bytes_moved=8 * n)
 
 
 DOT = Exercise(

@@ -12,7 +12,8 @@ from ..device import fill
 from . import rehearsal, running
 
 
-def _time(kernel, case, params, name) -> timing.Timing:
+def time_kernel(kernel, case, params, name) -> timing.Timing:
+    """Time kernel on the case's guarded device arrays (zero-started outputs cleared first)."""
     args, guarded = running.device_args(case, params)
     steps = [fill.zero_step(guarded[output].array) for output in case.zeros]
     steps.append(launch.Step(kernel, case.grid, case.block, tuple(args)))
@@ -33,14 +34,15 @@ def compare(exercise, fn, rng) -> tuple[str, list[tuple[str, str]]]:
         return "", [(kind, f"At the timing shape: {sentence}")
                     for kind, sentence in rehearsed.problems]
     try:
-        mine = _time(fn, case, exercise.params, "yours")
+        mine = time_kernel(fn, case, exercise.params, "yours")
     except running.GuardDamaged as error:
         crash = running.explain(error, fn)
         return "", [(crash.kind, f"{crash.text} (on {case.label}, the timing shape)")]
     except Exception as error:  # timing is a bonus: never let it fail a correct kernel
         return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)", []
     try:
-        reference = _time(solutions.reference(exercise.id), case, exercise.params, "reference")
+        reference = time_kernel(solutions.reference(exercise.id), case, exercise.params,
+                                "reference")
         ceiling = timing.copy_ceiling()
     except Exception as error:  # timing is a bonus: never let it fail a correct kernel
         return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)", []
