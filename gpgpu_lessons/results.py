@@ -117,7 +117,8 @@ def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
             content = json.loads(path.read_text())
             if content.get("format") != FORMAT:
                 raise ValueError(
-                    f"{path} has format {content.get('format')!r}; this package reads format {FORMAT}"
+                    f"{path} has format {content.get('format')!r}; "
+                    f"this package reads format {FORMAT}"
                 )
             if key in content["experiments"] and content["gpu"] not in seen:
                 seen.add(content["gpu"])
@@ -135,7 +136,7 @@ def recorded_gpus(folder: Path | None = None) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class Shown:
-    """What a lesson shows for one experiment: its data, where it comes from, and whether it is live."""
+    """What a lesson shows for one experiment: its data, where it comes from, whether it is live."""
 
     data: dict
     label: str  # the GPU's name (this run), "recorded on GPU, date", or the simulator note
@@ -174,7 +175,7 @@ def experiment(key: str | None, data: dict) -> Shown:
 
 
 def gpu_timings(key: str, live):
-    """(label, timings) for a table of GPU numbers: this run's on a GPU, the shipped ones in the simulator.
+    """(label, timings) of GPU numbers: this run's on a GPU, the shipped ones in the simulator.
 
     `live` is what the lesson just measured (a list of Timing, or {series name: [Timing]}); in the
     simulator the first shipped GPU result for `key` comes back in the same shape, or (None, None).

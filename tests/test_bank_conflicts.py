@@ -52,6 +52,14 @@ def random(rng, shape, dtype=np.float32):
     return rng.integers(1, 2**31, size=shape).astype(dtype)
 
 
+def check(name, got, a):
+    """Copies and transposes exactly; the row filter within float32 rounding (a GPU fuses a*b+c)."""
+    if name == "rows filter":
+        np.testing.assert_allclose(got, expected(name, a), rtol=1e-6, err_msg=name)
+    else:
+        np.testing.assert_array_equal(got, expected(name, a), err_msg=name)
+
+
 def expected(name, a):
     if name == "rows filter":
         k, p = applications.BINOMIAL_5, np.pad(a, ((0, 0), (2, 2)), mode="edge")
@@ -88,8 +96,8 @@ def test_every_wrapper_with_interleaved_shapes(rng):
         second = wrapper.prepare(tall, **kw)
         second()
         first()  # the first launch, after the second was configured
-        np.testing.assert_array_equal(first.out.copy_to_host(), expected(name, wide), err_msg=name)
-        np.testing.assert_array_equal(second.out.copy_to_host(), expected(name, tall), err_msg=name)
+        check(name, first.out.copy_to_host(), wide)
+        check(name, second.out.copy_to_host(), tall)
 
 
 def test_padded_after_another_shape_is_right(rng):
@@ -159,7 +167,7 @@ def test_bands_give_the_same_result(rng, monkeypatch):
     }.items():
         built = wrapper.prepare(a)
         assert len(built.steps) > 1, name
-        np.testing.assert_array_equal(built.result(), expected(name, a), err_msg=name)
+        check(name, built.result(), a)
 
 
 def test_textbook_kernels_refuse_other_dtypes():

@@ -1,4 +1,4 @@
-"""The shared device helpers: wide loads and stores move exactly the elements plain indexing would."""
+"""The shared device helpers: wide loads and stores move exactly what plain indexing would."""
 
 import numpy as np
 import pytest

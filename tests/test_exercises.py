@@ -4,6 +4,7 @@ meant for them, bad calls get clear messages, and the notebook cells follow the 
 The wrong answers are written here, two or more per exercise, each with the kind of finding the
 grader must report ("values", "out of bounds", a race kind, or the name of the check).
 """
+
 import json
 import math
 import re
@@ -35,11 +36,13 @@ HALO = 10
 BINS = 16
 COEFFS = np.array([0.5, -1.25, 0.75, 2.0, -0.5, 0.125, 0.0625], np.float32)
 TAPS = np.array([1, 4, 6, 4, 1], np.float32) / 16
-YCC = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5],
-                [0.5, -0.418688, -0.081312]], np.float32)
+YCC = np.array(
+    [[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5], [0.5, -0.418688, -0.081312]], np.float32
+)
 OFFSET = np.array([0.0, 0.5, 0.5], np.float32)
 GAMMA = (255 * (np.arange(256) / 255) ** (1 / 2.2)).round().astype(np.uint8)
 SHARPEN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
+
 
 @pytest.fixture(autouse=True)
 def progress_file(tmp_path, monkeypatch):
@@ -50,6 +53,7 @@ def progress_file(tmp_path, monkeypatch):
 
 
 # --- lesson 00 ---------------------------------------------------------------------------------
+
 
 @cuda.jit
 def saxpy_no_bounds(a, x, y, out):
@@ -134,6 +138,7 @@ def saxpy_block_stride(a, x, y, out):
 
 
 # --- lesson 01 ---------------------------------------------------------------------------------
+
 
 @cuda.jit
 def reverse_off_by_one(src, dst):
@@ -224,6 +229,7 @@ def split_swapped(points, xs, ys, zs):
 
 
 # --- lesson 02 ---------------------------------------------------------------------------------
+
 
 @cuda.jit
 def block_reverse_no_barrier(a, out):
@@ -390,6 +396,7 @@ def scan_barrier_in_branch(a, out):
 
 
 # --- lesson 03 ---------------------------------------------------------------------------------
+
 
 @cuda.jit
 def transpose_unpadded(a, out):
@@ -580,6 +587,7 @@ def matmul_no_bounds(a, b, c):
 
 # --- lesson 04 ---------------------------------------------------------------------------------
 
+
 @cuda.jit
 def poly_no_bounds(x, out):
     c = cuda.const.array_like(COEFFS)
@@ -634,8 +642,9 @@ def ycbcr_no_offset(image, out):
     if p < image.shape[0] * w:
         y, x = p // w, p % w
         for k in range(3):
-            out[y, x, k] = (m[k, 0] * image[y, x, 0] + m[k, 1] * image[y, x, 1]
-                            + m[k, 2] * image[y, x, 2])
+            out[y, x, k] = (
+                m[k, 0] * image[y, x, 0] + m[k, 1] * image[y, x, 1] + m[k, 2] * image[y, x, 2]
+            )
 
 
 @cuda.jit
@@ -647,8 +656,12 @@ def ycbcr_transposed(image, out):
     if p < image.shape[0] * w:
         y, x = p // w, p % w
         for k in range(3):
-            out[y, x, k] = (o[k] + m[0, k] * image[y, x, 0] + m[1, k] * image[y, x, 1]
-                            + m[2, k] * image[y, x, 2])
+            out[y, x, k] = (
+                o[k]
+                + m[0, k] * image[y, x, 0]
+                + m[1, k] * image[y, x, 1]
+                + m[2, k] * image[y, x, 2]
+            )
 
 
 @cuda.jit
@@ -710,6 +723,7 @@ def sharpen_no_barrier(image, out):
 
 
 # --- lesson 05 ---------------------------------------------------------------------------------
+
 
 @cuda.jit
 def count_plain_increment(x, threshold, count):
@@ -871,9 +885,20 @@ def compact_no_broadcast(x, threshold, out, count):
 
 # --- the wrong answers and what the grader must say --------------------------------------------
 
-TRACED = {"RAW", "WAR", "WAW", "barrier", "uninitialised", "Coalesced", "NoBankConflicts",
-          "UsesShared", "GlobalReadsAtMost", "UsesConstant", "NoSerialisedConstant",
-          "NoAtomicContention"}
+TRACED = {
+    "RAW",
+    "WAR",
+    "WAW",
+    "barrier",
+    "uninitialised",
+    "Coalesced",
+    "NoBankConflicts",
+    "UsesShared",
+    "GlobalReadsAtMost",
+    "UsesConstant",
+    "NoSerialisedConstant",
+    "NoAtomicContention",
+}
 
 WRONG = [
     ("00.1", saxpy_no_bounds, {"out of bounds"}, r"thread \(\d+, 0, 0\) of block .* line \d+"),
@@ -969,7 +994,7 @@ def test_the_reference_solution_passes(exercise_id, progress_file):
     answer = exercises.grade(exercise_id, solutions.reference(exercise_id), seed=SEED)
     assert answer.passed, str(answer)
     assert str(answer).splitlines()[0].startswith(f"✓ solved · {exercise_id}")
-    assert len(str(answer).splitlines()) <= 3, str(answer)   # one line, and what to try next
+    assert len(str(answer).splitlines()) <= 3, str(answer)  # one line, and what to try next
     assert "Next" in str(answer) or "last one" in str(answer)
     assert exercise_id in json.loads(progress_file.read_text())
 
@@ -1007,6 +1032,7 @@ def test_the_catalogue_has_at_least_four_exercises_per_lesson_and_thirty_in_all(
 
 # --- bad calls ---------------------------------------------------------------------------------
 
+
 def plain_saxpy(a, x, y, out):
     out[:] = a * x + y
 
@@ -1021,25 +1047,44 @@ def saxpy_three(a, x, out):
     pass
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: exercises.grade("00.1", plain_saxpy),
-     r"plain Python function, not a kernel: put `@cuda.jit`"),
-    (lambda: exercises.grade("00.1", device_saxpy), r"device function"),
-    (lambda: exercises.grade("00.1", saxpy_three),
-     r"takes 3 parameter\(s\) \(a, x, out\); exercise 00.1 launches it as `saxpy\(a, x, y, out\)`"),
-    (lambda: exercises.grade("00.1", 42), r"grades a @cuda.jit kernel"),
-    (lambda: exercises.grade("00.2", solutions.reference("00.1")),
-     r"plain Python function .* not a @cuda.jit kernel"),
-    (lambda: exercises.grade("00.2", lambda n: n), r"calls it as `saxpy_gbs\(n, ms\)`"),
-], ids=["plain-function", "device-function", "wrong-signature", "not-callable",
-        "kernel-for-a-function", "function-signature"])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: exercises.grade("00.1", plain_saxpy),
+            r"plain Python function, not a kernel: put `@cuda.jit`",
+        ),
+        (lambda: exercises.grade("00.1", device_saxpy), r"device function"),
+        (
+            lambda: exercises.grade("00.1", saxpy_three),
+            r"takes 3 parameter\(s\) \(a, x, out\); "
+            r"exercise 00.1 launches it as `saxpy\(a, x, y, out\)`",
+        ),
+        (lambda: exercises.grade("00.1", 42), r"grades a @cuda.jit kernel"),
+        (
+            lambda: exercises.grade("00.2", solutions.reference("00.1")),
+            r"plain Python function .* not a @cuda.jit kernel",
+        ),
+        (lambda: exercises.grade("00.2", lambda n: n), r"calls it as `saxpy_gbs\(n, ms\)`"),
+    ],
+    ids=[
+        "plain-function",
+        "device-function",
+        "wrong-signature",
+        "not-callable",
+        "kernel-for-a-function",
+        "function-signature",
+    ],
+)
 def test_bad_calls_get_clear_messages(call, message):
     with pytest.raises(exercises.GradingError, match=message):
         call()
 
 
-@pytest.mark.parametrize("exercise_id, message", [
-    ("03.9", r"lesson 03 has 03.1, 03.2"), ("9.1", r"ids look like"), (3.2, r"a string")])
+@pytest.mark.parametrize(
+    "exercise_id, message",
+    [("03.9", r"lesson 03 has 03.1, 03.2"), ("9.1", r"ids look like"), (3.2, r"a string")],
+)
 def test_unknown_exercises_are_named(exercise_id, message):
     with pytest.raises((ValueError, TypeError), match=message):
         exercises.grade(exercise_id, saxpy_no_loop)
@@ -1062,8 +1107,9 @@ def saxpy_calls_numpy(a, x, y, out):
 def test_a_kernel_that_crashes_is_explained_not_raised():
     answer = exercises.grade("00.1", saxpy_divides_by_zero, seed=SEED)
     assert not answer.passed and "error" in answer.kinds
-    assert re.search(r"ZeroDivisionError in thread \(0, 0, 0\) of block \(0, 0, 0\) at line \d+",
-                     str(answer))
+    assert re.search(
+        r"ZeroDivisionError in thread \(0, 0, 0\) of block \(0, 0, 0\) at line \d+", str(answer)
+    )
     answer = exercises.grade("00.1", saxpy_calls_numpy, seed=SEED)
     assert not answer.passed and answer.kinds & {"error", "compile"}, str(answer)
 
@@ -1090,9 +1136,10 @@ def test_the_pretend_gpu_is_removed_after_grading():
 
 # --- hints, progress, solutions ----------------------------------------------------------------
 
+
 def test_hints_come_in_levels():
     first = exercises.hint("03.1")
-    assert first.startswith("**Hint 1/2 for 03.1:**") and 'level=2' in first
+    assert first.startswith("**Hint 1/2 for 03.1:**") and "level=2" in first
     last = exercises.hint("03.1", level=2)
     assert "TILE + 1" in last and "last hint" in last
     assert exercises.hint("03.1", level=9) == last
@@ -1150,17 +1197,25 @@ def test_statements_skeletons_and_figures():
 
 # --- notebook cells ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("lesson", list(registry.LESSONS))
 def test_notebook_cells_follow_the_slide_conventions(lesson):
     import nbformat
 
     from gpgpu_lessons import slides
 
-    title = {"cell_type": "markdown", "id": "title0",
-             "metadata": {"slideshow": {"slide_type": "slide"}},
-             "source": f"# Lesson {lesson} · Sample\n\nGoals:\n- one\n- two"}
-    nb = {"cells": [title, *exercises.notebook_cells(lesson)], "metadata": {},
-          "nbformat": 4, "nbformat_minor": 5}
+    title = {
+        "cell_type": "markdown",
+        "id": "title0",
+        "metadata": {"slideshow": {"slide_type": "slide"}},
+        "source": f"# Lesson {lesson} · Sample\n\nGoals:\n- one\n- two",
+    }
+    nb = {
+        "cells": [title, *exercises.notebook_cells(lesson)],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     notebook = nbformat.reads(json.dumps(nb), as_version=4)
     nbformat.validate(notebook)
     assert slides.problems(notebook, f"{lesson}_sample.ipynb") == []
@@ -1172,9 +1227,18 @@ def test_notebook_cells_follow_the_slide_conventions(lesson):
 
 def test_append_replaces_earlier_exercise_cells(tmp_path):
     path = tmp_path / "03_sample.ipynb"
-    path.write_text(json.dumps({"cells": [{"cell_type": "markdown", "id": "a", "metadata": {},
-                                           "source": ["# Lesson 03"]}],
-                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    path.write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {"cell_type": "markdown", "id": "a", "metadata": {}, "source": ["# Lesson 03"]}
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
     added = cells.append(path)
     assert cells.append(path) == added
     notebook = json.loads(path.read_text())
@@ -1195,8 +1259,9 @@ def test_a_skeleton_runs_and_is_not_yet_solved(exercise_id, tmp_path, monkeypatc
 
     exercise = registry.get(exercise_id)
     path = tmp_path / f"skeleton_{exercise_id.replace('.', '_')}.py"
-    path.write_text("import numpy as np\nfrom numba import cuda, float32, int32\n\n"
-                    + exercise.skeleton)
+    path.write_text(
+        "import numpy as np\nfrom numba import cuda, float32, int32\n\n" + exercise.skeleton
+    )
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -1211,6 +1276,7 @@ def test_on_a_gpu_a_pass_reports_its_bandwidth():
 
 
 # --- on a GPU: every launch rehearsed on the simulator first ------------------------------------
+
 
 @pytest.fixture
 def gpu_path(monkeypatch):
@@ -1234,8 +1300,12 @@ def gpu_path(monkeypatch):
     return raised
 
 
-REHEARSED = [w for w in WRONG if w[2] & {"out of bounds", "barrier", "deadlock"}
-             or _name(w) in ("00.5-saxpy_block_stride", "00.5-saxpy_no_loop")]
+REHEARSED = [
+    w
+    for w in WRONG
+    if w[2] & {"out of bounds", "barrier", "deadlock"}
+    or _name(w) in ("00.5-saxpy_block_stride", "00.5-saxpy_no_loop")
+]
 
 
 @pytest.mark.parametrize("item", REHEARSED, ids=[_name(w) for w in REHEARSED])
@@ -1274,13 +1344,16 @@ def test_a_large_launch_is_rehearsed_on_its_first_and_last_blocks():
     exercise = registry.get("00.1")
     large = exercise.cases(np.random.default_rng(SEED), True)[-1]
     assert large.grid == 7813 and rehearsal.sample(large.grid)[0] == [(7812, 0, 0), (0, 0, 0)]
-    assert rehearsal.sample((3, 2)) is None   # a small grid: every block
+    assert rehearsal.sample((3, 2)) is None  # a small grid: every block
     first_and_last, more = rehearsal.sample((30, 20))
     assert first_and_last == [(29, 19, 0), (0, 0, 0)] and {(29, 0, 0), (0, 19, 0)} <= set(more)
     found = rehearsal.rehearse(exercise, saxpy_no_bounds, large)
     assert not found.safe and not found.complete
-    assert re.search(r"thread \(\d+, 0, 0\) of block \(7812, 0, 0\).*index 1000003 is out of "
-                     r"bounds for axis 0 with size 1000003, in `x`", found.problems[0][1])
+    assert re.search(
+        r"thread \(\d+, 0, 0\) of block \(7812, 0, 0\).*index 1000003 is out of "
+        r"bounds for axis 0 with size 1000003, in `x`",
+        found.problems[0][1],
+    )
     assert rehearsal.rehearse(exercise, solutions.reference("00.1"), large).safe
 
 
@@ -1297,25 +1370,36 @@ def test_what_a_sampled_rehearsal_misses_the_guard_zones_catch():
     exercise = registry.get("00.1")
     n = 30_011
     x, y = np.ones(n, np.float32), np.ones(n, np.float32)
-    case = registry.Case(f"n = {n}", {"a": np.float32(2), "x": x, "y": y, "out": np.empty_like(x)},
-                         {"out": 2 * x + y}, -(-n // 128), 128)
+    case = registry.Case(
+        f"n = {n}",
+        {"a": np.float32(2), "x": x, "y": y, "out": np.empty_like(x)},
+        {"out": 2 * x + y},
+        -(-n // 128),
+        128,
+    )
     assert rehearsal.rehearse(exercise, saxpy_writes_past_the_end_in_block_one, case).safe
     # on a GPU the store lands in the guard zone; the simulator's view of `out` raises instead
     error = IndexError if runtime.is_simulator() else running.GuardDamaged
     with pytest.raises(error) as caught:
-        running.run(saxpy_writes_past_the_end_in_block_one, case, exercise.params,
-                    count_writes=False, simulator=False)
+        running.run(
+            saxpy_writes_past_the_end_in_block_one,
+            case,
+            exercise.params,
+            count_writes=False,
+            simulator=False,
+        )
     if not runtime.is_simulator():
         assert "4 bytes past its end (the furthest 24 bytes past it)" in str(caught.value)
-    got, _ = running.run(solutions.reference("00.1"), case, exercise.params, count_writes=False,
-                         simulator=False)
+    got, _ = running.run(
+        solutions.reference("00.1"), case, exercise.params, count_writes=False, simulator=False
+    )
     assert np.array_equal(got["out"], 2 * x + y)
 
 
 def test_a_write_into_a_guard_zone_is_explained():
     guarded = running.Guarded(np.ones((3, 4), np.float32), "out")
     assert guarded.damage() is None and guarded.array.shape == (3, 4)
-    guarded.buffer[guarded.pad + 12 + 2] = 0   # what a store to out[3, 2] does on a GPU
+    guarded.buffer[guarded.pad + 12 + 2] = 0  # what a store to out[3, 2] does on a GPU
     with pytest.raises(running.GuardDamaged) as caught:
         running.check_guards([guarded])
     crash = running.explain(caught.value, saxpy_no_bounds)

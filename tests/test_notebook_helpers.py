@@ -1,4 +1,4 @@
-"""notebook.check: NaN where the reference has NaN, tolerances that fit the dtype, errors that say where."""
+"""notebook.check: NaN where the reference has NaN, dtype tolerances, errors that say where."""
 
 import numpy as np
 import pytest

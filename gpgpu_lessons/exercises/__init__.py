@@ -13,6 +13,7 @@ Modules: `registry` (what an exercise is; the index), `lesson00` ... `lesson05`,
 (the notebook cells), `figures`. Reference solutions live in `solutions`, shown only by
 `solution(id, i_am_the_instructor=True)` or the solutions deck.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -22,8 +23,17 @@ from . import registry as _catalog
 from .cells import notebook_cells
 from .grader import GradingError, grade
 
-__all__ = ["catalog", "statement", "figure", "grade", "hint", "progress", "solution",
-           "notebook_cells", "GradingError"]
+__all__ = [
+    "catalog",
+    "statement",
+    "figure",
+    "grade",
+    "hint",
+    "progress",
+    "solution",
+    "notebook_cells",
+    "GradingError",
+]
 
 
 class Entry(NamedTuple):
@@ -42,8 +52,10 @@ class Table(list):
 
     def __str__(self) -> str:
         widths = [max(len(str(v)) for v in column) for column in zip(self.header, *self)]
-        lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip()
-                 for row in [self.header, *self]]
+        lines = [
+            "  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip()
+            for row in [self.header, *self]
+        ]
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
@@ -71,8 +83,14 @@ class Progress(NamedTuple):
 def progress() -> Table:
     """Every exercise, 'solved (date)' or 'not yet', from the progress file beside the notebooks."""
     solved = _progress.load()
-    table = Table(Progress(e.id, e.title, f"solved {solved[e.id].get('solved', '')}".strip()
-                           if e.id in solved else "not yet") for e in _catalog.all_exercises())
+    table = Table(
+        Progress(
+            e.id,
+            e.title,
+            f"solved {solved[e.id].get('solved', '')}".strip() if e.id in solved else "not yet",
+        )
+        for e in _catalog.all_exercises()
+    )
     table.header = Progress._fields
     return table
 
@@ -121,8 +139,11 @@ def hint(exercise_id, level: int = 1) -> Markdown:
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
         raise ValueError(f"level must be an integer >= 1, got {level!r}")
     text = exercise.hints[min(level, count) - 1]
-    more = (f" (more: `exercises.hint(\"{exercise.id}\", level={level + 1})`)" if level < count
-            else " (that was the last hint)")
+    more = (
+        f' (more: `exercises.hint("{exercise.id}", level={level + 1})`)'
+        if level < count
+        else " (that was the last hint)"
+    )
     return Markdown(f"**Hint {min(level, count)}/{count} for {exercise.id}:** {text}{more}")
 
 
@@ -130,9 +151,11 @@ def solution(exercise_id, *, i_am_the_instructor: bool = False) -> Markdown:
     """The reference solution's source, for instructors: pass i_am_the_instructor=True."""
     exercise = _catalog.get(exercise_id)
     if i_am_the_instructor is not True:
-        raise PermissionError("solutions are for instructors: try "
-                              f"exercises.hint(\"{exercise.id}\") first; an instructor passes "
-                              "i_am_the_instructor=True")
+        raise PermissionError(
+            "solutions are for instructors: try "
+            f'exercises.hint("{exercise.id}") first; an instructor passes '
+            "i_am_the_instructor=True"
+        )
     from . import solutions
 
     return Markdown(f"```python\n{solutions.source(exercise.id)}```")

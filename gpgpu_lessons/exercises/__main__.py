@@ -3,6 +3,7 @@
 `references` grades every reference solution (on a GPU: with its bandwidth against the device
 copy), e.g. `python -m gpgpu_lessons.exercises references --seeds 1 2 3 --jobs 8`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,18 +14,25 @@ from . import cells, registry
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpgpu_lessons.exercises",
-                                     description="The lessons' exercises: append their cells to "
-                                                 "the notebooks, or write the solutions deck.")
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_lessons.exercises",
+        description="The lessons' exercises: append their cells to "
+        "the notebooks, or write the solutions deck.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    add = commands.add_parser("append", help="append each lesson's exercise cells to its notebook "
-                                             "(replacing ones appended before)")
+    add = commands.add_parser(
+        "append",
+        help="append each lesson's exercise cells to its notebook (replacing ones appended before)",
+    )
     add.add_argument("folder", type=Path, help="the folder of the NN_topic.ipynb notebooks")
     deck = commands.add_parser("solutions", help="write the instructors' solutions notebook")
     deck.add_argument("out", type=Path)
     commands.add_parser("list", help="print the catalogue")
-    refs = commands.add_parser("references", help="grade every reference solution and print the "
-                                                  "answers (on a GPU with their bandwidths)")
+    refs = commands.add_parser(
+        "references",
+        help="grade every reference solution and print the "
+        "answers (on a GPU with their bandwidths)",
+    )
     refs.add_argument("--seeds", type=int, nargs="+", default=[7], help="random data seeds")
     refs.add_argument("--jobs", type=int, default=1, help="processes grading at once")
     refs.add_argument("--no-timing", action="store_true", help="leave out the timing on a GPU")
@@ -36,8 +44,11 @@ def main(argv=None) -> int:
         for lesson in registry.LESSONS:
             found = sorted(args.folder.glob(f"{lesson}_*.ipynb"))
             if len(found) != 1:
-                print(f"lesson {lesson}: expected one {lesson}_*.ipynb in {args.folder}, found "
-                      f"{len(found)}", file=sys.stderr)
+                print(
+                    f"lesson {lesson}: expected one {lesson}_*.ipynb in {args.folder}, found "
+                    f"{len(found)}",
+                    file=sys.stderr,
+                )
                 return 1
             print(f"{found[0]}: {cells.append(found[0], lesson)} exercise cells")
     elif args.command == "solutions":

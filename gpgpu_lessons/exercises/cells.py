@@ -10,6 +10,7 @@ The skeletons are unsolved: their grading cells print "not yet" and never raise,
     python -m gpgpu_lessons.exercises append notebooks/        # append to every lesson notebook
     python -m gpgpu_lessons.exercises solutions build/solutions.ipynb   # the instructors' deck
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,14 +19,16 @@ from pathlib import Path
 
 from . import registry
 
-MARKER = "exercises-appended"   # metadata key on appended cells, so appending twice replaces them
+MARKER = "exercises-appended"  # metadata key on appended cells, so appending twice replaces them
 
 
 def statement_markdown(exercise: registry.Exercise, heading: str = "##") -> str:
     """The statement with its heading and the line that says how to grade it."""
     call = f'exercises.grade("{exercise.id}", {exercise.name})'
-    return (f"{heading} Exercise {exercise.id} · {exercise.title}\n\n{exercise.statement}\n\n"
-            f"Grade it with `{call}`; a hint: `exercises.hint(\"{exercise.id}\")`.")
+    return (
+        f"{heading} Exercise {exercise.id} · {exercise.title}\n\n{exercise.statement}\n\n"
+        f'Grade it with `{call}`; a hint: `exercises.hint("{exercise.id}")`.'
+    )
 
 
 def _cell_id(*parts: str) -> str:
@@ -39,8 +42,12 @@ def _cell(kind: str, source: str, slide_type: str, key: str, tags=()) -> dict:
     lines = source.splitlines(keepends=True)
     if lines and lines[-1].endswith("\n"):
         lines[-1] = lines[-1][:-1]
-    cell = {"cell_type": kind, "id": _cell_id(key, kind, slide_type), "metadata": metadata,
-            "source": lines}
+    cell = {
+        "cell_type": kind,
+        "id": _cell_id(key, kind, slide_type),
+        "metadata": metadata,
+        "source": lines,
+    }
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
@@ -52,27 +59,55 @@ def notebook_cells(lesson) -> list[dict]:
     key = str(lesson).zfill(2)
     names = ", ".join(f"{e.id} {e.title}" for e in exercises)
     cells = [
-        _cell("markdown", f"## Exercises · lesson {key}\n\nFrom a warm-up to a hard one: {names}. "
-              "Complete each skeleton, run it, then its grading cell: the grader runs your kernel "
-              "on random data and awkward shapes, and says what is wrong, where, and what the "
-              "kernel does to memory. `exercises.progress()` lists what you solved.",
-              "slide", f"{key}/intro"),
-        _cell("code", f"from gpgpu_lessons import exercises\n\nexercises.catalog(\"{key}\")",
-              "-", f"{key}/catalog"),
+        _cell(
+            "markdown",
+            f"## Exercises · lesson {key}\n\nFrom a warm-up to a hard one: {names}. "
+            "Complete each skeleton, run it, then its grading cell: the grader runs your kernel "
+            "on random data and awkward shapes, and says what is wrong, where, and what the "
+            "kernel does to memory. `exercises.progress()` lists what you solved.",
+            "slide",
+            f"{key}/intro",
+        ),
+        _cell(
+            "code",
+            f'from gpgpu_lessons import exercises\n\nexercises.catalog("{key}")',
+            "-",
+            f"{key}/catalog",
+        ),
     ]
     for exercise in exercises:
         cells.append(_cell("markdown", statement_markdown(exercise), "slide", exercise.id))
         if exercise.figure is not None:
-            cells.append(_cell("code", f'exercises.figure("{exercise.id}")', "-",
-                               f"{exercise.id}/figure"))
-        cells.append(_cell("markdown", f"### {exercise.id} · your `{exercise.name}`", "subslide",
-                           f"{exercise.id}/yours"))
-        cells.append(_cell("code", exercise.skeleton, "-", f"{exercise.id}/skeleton",
-                           tags=("exercise",)))
-        cells.append(_cell("markdown", f"### {exercise.id} · what the grader says", "subslide",
-                           f"{exercise.id}/verdict"))
-        cells.append(_cell("code", f'exercises.grade("{exercise.id}", {exercise.name})', "-",
-                           f"{exercise.id}/grade"))
+            cells.append(
+                _cell("code", f'exercises.figure("{exercise.id}")', "-", f"{exercise.id}/figure")
+            )
+        cells.append(
+            _cell(
+                "markdown",
+                f"### {exercise.id} · your `{exercise.name}`",
+                "subslide",
+                f"{exercise.id}/yours",
+            )
+        )
+        cells.append(
+            _cell("code", exercise.skeleton, "-", f"{exercise.id}/skeleton", tags=("exercise",))
+        )
+        cells.append(
+            _cell(
+                "markdown",
+                f"### {exercise.id} · what the grader says",
+                "subslide",
+                f"{exercise.id}/verdict",
+            )
+        )
+        cells.append(
+            _cell(
+                "code",
+                f'exercises.grade("{exercise.id}", {exercise.name})',
+                "-",
+                f"{exercise.id}/grade",
+            )
+        )
     return cells
 
 
@@ -96,17 +131,35 @@ def solutions_notebook(path) -> Path:
     """Write the instructors' deck: every statement followed by its reference solution."""
     from . import solutions
 
-    cells = [_cell("markdown", "# Solutions · every exercise\n\nFor instructors:\n- each "
-                   "statement, then its reference solution\n- not for the students' folder",
-                   "slide", "solutions/title")]
+    cells = [
+        _cell(
+            "markdown",
+            "# Solutions · every exercise\n\nFor instructors:\n- each "
+            "statement, then its reference solution\n- not for the students' folder",
+            "slide",
+            "solutions/title",
+        )
+    ]
     for exercise in registry.all_exercises():
-        cells.append(_cell("markdown", statement_markdown(exercise), "slide",
-                           f"solutions/{exercise.id}"))
-        cells.append(_cell("markdown", f"```python\n{solutions.source(exercise.id)}```", "subslide",
-                           f"solutions/{exercise.id}/answer"))
-    notebook = {"cells": cells, "metadata": {"kernelspec": {
-        "display_name": "Python 3", "language": "python", "name": "python3"}},
-        "nbformat": 4, "nbformat_minor": 5}
+        cells.append(
+            _cell("markdown", statement_markdown(exercise), "slide", f"solutions/{exercise.id}")
+        )
+        cells.append(
+            _cell(
+                "markdown",
+                f"```python\n{solutions.source(exercise.id)}```",
+                "subslide",
+                f"solutions/{exercise.id}/answer",
+            )
+        )
+    notebook = {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _write(path, notebook)

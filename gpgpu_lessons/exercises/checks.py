@@ -4,6 +4,7 @@ Each check is a small callable: check(observation, kernel, case) -> list of sent
 when the kernel does what the exercise asks). `hazards` turns the tracer's races, partial
 barriers and uninitialised reads into sentences; every exercise applies it.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -30,8 +31,11 @@ def _thread(thread) -> str:
     return str(tuple(thread)) if isinstance(thread, (tuple, list)) else str(thread)
 
 
-_RACE = {"RAW": "one reads what the other wrote", "WAR": "one overwrites what the other read",
-         "WAW": "both write it"}
+_RACE = {
+    "RAW": "one reads what the other wrote",
+    "WAR": "one overwrites what the other read",
+    "WAW": "both write it",
+}
 
 
 def describe_hazard(hazard: Hazard, kernel) -> str:
@@ -41,25 +45,40 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
     space = hazard.space or "shared"
     if hazard.kind in ("RAW", "WAR", "WAW"):
         first, second = (lines + lines)[:2]
-        where = (f"at {_line(first, kernel)}" if first == second else
-                 f"at {_line(first, kernel)} and {_line(second, kernel)}")
-        threads = (f"threads {_thread(hazard.threads[0])} and {_thread(hazard.threads[-1])}"
-                   if len(hazard.threads) >= 2 else "two threads")
-        return (f"A race ({hazard.kind}) on {space} memory: {threads}{block} touch the same "
-                f"element {where} with no barrier between them: {_RACE[hazard.kind]}.")
-    who = (f" (block {tuple(hazard.block)}, thread {_thread(hazard.threads[0])})"
-           if hazard.threads else "")
+        where = (
+            f"at {_line(first, kernel)}"
+            if first == second
+            else f"at {_line(first, kernel)} and {_line(second, kernel)}"
+        )
+        threads = (
+            f"threads {_thread(hazard.threads[0])} and {_thread(hazard.threads[-1])}"
+            if len(hazard.threads) >= 2
+            else "two threads"
+        )
+        return (
+            f"A race ({hazard.kind}) on {space} memory: {threads}{block} touch the same "
+            f"element {where} with no barrier between them: {_RACE[hazard.kind]}."
+        )
+    who = (
+        f" (block {tuple(hazard.block)}, thread {_thread(hazard.threads[0])})"
+        if hazard.threads
+        else ""
+    )
     if hazard.kind == "barrier":
         where = _line(lines[0], kernel) if lines else "a `cuda.syncthreads()`"
-        return (f"{where[0].upper() + where[1:]} is reached by only part of the block{who}: a "
-                "barrier inside an `if` that not every thread takes. On a GPU this hangs or "
-                "silently misbehaves; move the barrier out of the branch so that every thread of "
-                "the block reaches it.")
+        return (
+            f"{where[0].upper() + where[1:]} is reached by only part of the block{who}: a "
+            "barrier inside an `if` that not every thread takes. On a GPU this hangs or "
+            "silently misbehaves; move the barrier out of the branch so that every thread of "
+            "the block reaches it."
+        )
     if hazard.kind == "uninitialised":
         where = _line(lines[0], kernel) if lines else "a line"
-        return (f"{where[0].upper() + where[1:]} reads {space} memory that no thread of the block "
-                f"has written yet{who}: shared memory starts with garbage. Fill every element you "
-                "read (with a neutral value where the data ends).")
+        return (
+            f"{where[0].upper() + where[1:]} reads {space} memory that no thread of the block "
+            f"has written yet{who}: shared memory starts with garbage. Fill every element you "
+            "read (with a neutral value where the data ends)."
+        )
     if hazard.kind == "out of bounds":
         where = _line(lines[0], kernel) if lines else "a line"
         return f"Out of bounds at {where}{who}: {hazard.detail}"
@@ -69,10 +88,10 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
 _RACE_FIX = {
     "shared": "Put `cuda.syncthreads()` between the write and the read (outside any `if`).",
     "global": "Several threads update one element: use an atomic (`cuda.atomic.add`), or give "
-              "each thread its own element; a barrier helps only when one thread writes what "
-              "others read after it.",
+    "each thread its own element; a barrier helps only when one thread writes what "
+    "others read after it.",
 }
-SHOWN_RACES = 2   # races described one by one; more are counted
+SHOWN_RACES = 2  # races described one by one; more are counted
 
 
 def hazards(observation: Observation, kernel) -> list[tuple[str, str]]:
@@ -93,12 +112,20 @@ def hazards(observation: Observation, kernel) -> list[tuple[str, str]]:
                 continue
         found.append((hazard.kind, describe_hazard(hazard, kernel)))
     if races:
-        more = (f"{races - SHOWN_RACES} more pair(s) of lines race the same way. "
-                if races > SHOWN_RACES else "")
+        more = (
+            f"{races - SHOWN_RACES} more pair(s) of lines race the same way. "
+            if races > SHOWN_RACES
+            else ""
+        )
         fixes = " ".join(_RACE_FIX.get(space, _RACE_FIX["global"]) for space in spaces)
         last_kind = found[-1][0] if found else "RAW"
-        found.append((last_kind, f"{more}A race gives values that may look right here (or on one "
-                                 f"run of a GPU) and be wrong the next time. {fixes}"))
+        found.append(
+            (
+                last_kind,
+                f"{more}A race gives values that may look right here (or on one "
+                f"run of a GPU) and be wrong the next time. {fixes}",
+            )
+        )
     return found
 
 
@@ -123,9 +150,11 @@ class Coalesced:
             got, ideal = row.sectors_per_request, row.ideal_per_request
             if row.requests and got > ideal * self.slack + 0.5:
                 kind = "read" if self.op == "load" else "write"
-                found.append(f"{_line(row, kernel).capitalize()} {_VERB[self.op]} {got:.1f} "
-                             f"sectors per request; a coalesced {kind} needs {ideal:.1f}. "
-                             "Neighbouring threads (lanes) should touch neighbouring elements.")
+                found.append(
+                    f"{_line(row, kernel).capitalize()} {_VERB[self.op]} {got:.1f} "
+                    f"sectors per request; a coalesced {kind} needs {ideal:.1f}. "
+                    "Neighbouring threads (lanes) should touch neighbouring elements."
+                )
         return found
 
 
@@ -139,8 +168,11 @@ class NoBankConflicts:
     def __call__(self, observation, kernel, case) -> list[str]:
         by_ways: dict = {}
         for rows in _by_line(observation.select("shared", self.op)):
-            bad = [r for r in rows if r.requests and r.ideal_wavefronts
-                   and r.conflict_ways > self.slack]
+            bad = [
+                r
+                for r in rows
+                if r.requests and r.ideal_wavefronts and r.conflict_ways > self.slack
+            ]
             if bad:
                 worst = max(bad, key=lambda r: r.conflict_ways)
                 ops = " and ".join(f"{r.op}s" for r in bad)
@@ -149,10 +181,12 @@ class NoBankConflicts:
         for ways, places in sorted(by_ways.items(), reverse=True):
             worst = places[0][0]
             where = ", ".join(f"{_line(row, kernel)} ({ops})" for row, ops in places)
-            found.append(f"{ways}-way bank conflict{'s' if len(places) > 1 else ''} on {where}: "
-                         f"{worst.wavefronts / worst.requests:.1f} wavefronts per request where "
-                         f"{worst.ideal_wavefronts / worst.requests:.1f} would do. Lanes of a "
-                         "warp hit different addresses in the same bank.")
+            found.append(
+                f"{ways}-way bank conflict{'s' if len(places) > 1 else ''} on {where}: "
+                f"{worst.wavefronts / worst.requests:.1f} wavefronts per request where "
+                f"{worst.ideal_wavefronts / worst.requests:.1f} would do. Lanes of a "
+                "warp hit different addresses in the same bank."
+            )
         return found
 
 
@@ -180,14 +214,22 @@ class GlobalReadsAtMost:
         moved = sum(row.sectors for row in rows)
         import numpy as np
 
-        needed = observation.fraction * sum(
-            v.nbytes for k, v in case.args.items()
-            if isinstance(v, np.ndarray) and k not in case.expected) / 32
+        needed = (
+            observation.fraction
+            * sum(
+                v.nbytes
+                for k, v in case.args.items()
+                if isinstance(v, np.ndarray) and k not in case.expected
+            )
+            / 32
+        )
         if needed and moved > self.factor * needed:
             worst = max(rows, key=lambda r: r.sectors)
-            return [f"Your kernel reads {moved / needed:.1f}x the sectors its input needs "
-                    f"({moved:.0f} sectors of 32 bytes for {needed:.0f}); the most at "
-                    f"{_line(worst, kernel)}. {self.why}".strip()]
+            return [
+                f"Your kernel reads {moved / needed:.1f}x the sectors its input needs "
+                f"({moved:.0f} sectors of 32 bytes for {needed:.0f}); the most at "
+                f"{_line(worst, kernel)}. {self.why}".strip()
+            ]
         return []
 
 
@@ -200,8 +242,10 @@ class UsesConstant:
     def __call__(self, observation, kernel, case) -> list[str]:
         rows = observation.select("constant", "load")
         if not rows:
-            return [f"Your kernel never reads constant memory: put {self.what} there with "
-                    "`cuda.const.array_like(...)` of a module-level NumPy array."]
+            return [
+                f"Your kernel never reads constant memory: put {self.what} there with "
+                "`cuda.const.array_like(...)` of a module-level NumPy array."
+            ]
         return []
 
 
@@ -215,11 +259,13 @@ class NoSerialisedConstant:
         found = []
         for row in observation.select("constant", "load"):
             if row.distinct > self.most:
-                found.append(f"{_line(row, kernel).capitalize()} reads {row.distinct:.1f} "
-                             "different addresses of constant memory per warp request: constant "
-                             "memory serves one address at a time, so the warp waits that many "
-                             "times. "
-                             "A table indexed by data belongs in global (or shared) memory.")
+                found.append(
+                    f"{_line(row, kernel).capitalize()} reads {row.distinct:.1f} "
+                    "different addresses of constant memory per warp request: constant "
+                    "memory serves one address at a time, so the warp waits that many "
+                    "times. "
+                    "A table indexed by data belongs in global (or shared) memory."
+                )
         return found
 
 
@@ -235,11 +281,16 @@ class NoAtomicContention:
         for row in observation.select(self.space, "atomic"):
             if row.same_address > self.most:
                 lanes = row.same_address
-                who = ("every lane does an atomic on one address" if lanes >= 31.5 else
-                       f"{lanes:.0f} lanes of a warp (on average) do atomics on one address")
-                found.append(f"{_line(row, kernel).capitalize()}: {who} ({row.requests} requests); "
-                             "the atomics on one address wait for each other. Combine the values "
-                             "first (in registers, a warp or a block) and do one atomic per group.")
+                who = (
+                    "every lane does an atomic on one address"
+                    if lanes >= 31.5
+                    else f"{lanes:.0f} lanes of a warp (on average) do atomics on one address"
+                )
+                found.append(
+                    f"{_line(row, kernel).capitalize()}: {who} ({row.requests} requests); "
+                    "the atomics on one address wait for each other. Combine the values "
+                    "first (in registers, a warp or a block) and do one atomic per group."
+                )
         return found
 
 

@@ -1,4 +1,5 @@
 """Random test data for the graders: never zeros, never a multiple of the block unless asked."""
+
 from __future__ import annotations
 
 import numpy as np

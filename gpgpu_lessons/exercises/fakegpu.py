@@ -6,6 +6,7 @@ the kernel "compiles"; every call then only queues `kernel_ms` of work and retur
 of `numba.cuda` follow this GPU's clock, so a student's timer that uses them (or a host clock)
 measures this pretend kernel exactly as it would measure a real one, in both modes.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -91,6 +92,8 @@ class _Event:
         if self.at is None or end.at is None:
             raise RuntimeError("elapsed_time needs two recorded events: call record() on both")
         if time.perf_counter() < end.at:
-            raise NotReady("CUDA_ERROR_NOT_READY: the GPU has not reached the end event yet; "
-                           "call end.synchronize() before asking for the elapsed time")
+            raise NotReady(
+                "CUDA_ERROR_NOT_READY: the GPU has not reached the end event yet; "
+                "call end.synchronize() before asking for the elapsed time"
+            )
         return (end.at - self.at) * 1e3

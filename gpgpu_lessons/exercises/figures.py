@@ -1,4 +1,5 @@
 """Small pictures for the exercises' statements (matplotlib Figures, no pyplot state)."""
+
 from __future__ import annotations
 
 
@@ -11,8 +12,12 @@ def _figure(width, height):
 def chunked_vs_interleaved():
     """Which elements lanes 0-3 read first: chunks (32 sectors per warp) or interleaved (4)."""
     figure = _figure(7.5, 2.2)
-    for row, (title, first) in enumerate((("chunked: lane t starts at t * chunk", lambda t: 8 * t),
-                                          ("interleaved: lane t starts at t", lambda t: t))):
+    for row, (title, first) in enumerate(
+        (
+            ("chunked: lane t starts at t * chunk", lambda t: 8 * t),
+            ("interleaved: lane t starts at t", lambda t: t),
+        )
+    ):
         axes = figure.add_subplot(2, 1, row + 1)
         axes.set_xlim(0, 32)
         axes.set_ylim(0, 1)
@@ -22,8 +27,15 @@ def chunked_vs_interleaved():
             axes.add_patch(_box(k, "#eeeeee"))
         for lane, color in zip(range(4), ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")):
             axes.add_patch(_box(first(lane), color))
-            axes.text(first(lane) + 0.5, 0.5, str(lane), ha="center", va="center", fontsize=8,
-                      color="white")
+            axes.text(
+                first(lane) + 0.5,
+                0.5,
+                str(lane),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white",
+            )
     return figure
 
 
@@ -37,11 +49,15 @@ def rgb_bytes():
     """The bytes of an RGB row: one thread per pixel (3 bytes apart) vs one thread per byte."""
     figure = _figure(7.5, 2.2)
     colors = ("#d62728", "#2ca02c", "#1f77b4")
-    for row, (title, lane_of) in enumerate((
-            ("one thread per pixel: lane t reads bytes 3t, 3t+1, 3t+2 (three loads)",
-             lambda byte: byte // 3 if byte % 3 == 0 else None),
-            ("one thread per byte: lane t reads byte t (one load, one sector)",
-             lambda byte: byte))):
+    for row, (title, lane_of) in enumerate(
+        (
+            (
+                "one thread per pixel: lane t reads bytes 3t, 3t+1, 3t+2 (three loads)",
+                lambda byte: byte // 3 if byte % 3 == 0 else None,
+            ),
+            ("one thread per byte: lane t reads byte t (one load, one sector)", lambda byte: byte),
+        )
+    ):
         axes = figure.add_subplot(2, 1, row + 1)
         axes.set_xlim(0, 32)
         axes.set_ylim(0, 1)
@@ -51,8 +67,9 @@ def rgb_bytes():
             axes.add_patch(_box(byte, colors[byte % 3]))
             lane = lane_of(byte)
             if lane is not None:
-                axes.text(byte + 0.5, 0.5, str(lane), ha="center", va="center", fontsize=7,
-                          color="white")
+                axes.text(
+                    byte + 0.5, 0.5, str(lane), ha="center", va="center", fontsize=7, color="white"
+                )
     return figure
 
 
@@ -74,8 +91,14 @@ def halo():
     axes = figure.add_subplot()
     colors = {0: "#ff7f0e", 17: "#ff7f0e", **{k: "#9ecae1" for k in range(1, 17)}}
     labels = {0: "a[s-1]", 1: "a[s]", 16: "…", 17: "a[s+m]"}
-    _strip(axes, 18, "tile of a block starting at s: halo (orange), its own elements (blue); "
-           "thread t computes from tile[t], tile[t+1], tile[t+2]", labels, colors)
+    _strip(
+        axes,
+        18,
+        "tile of a block starting at s: halo (orange), its own elements (blue); "
+        "thread t computes from tile[t], tile[t+1], tile[t+2]",
+        labels,
+        colors,
+    )
     return figure
 
 
@@ -91,11 +114,18 @@ def scan_steps():
         for t in range(8):
             axes.add_patch(_circle(t, y))
             if d and t >= d:
-                axes.annotate("", xy=(t, y + 0.2), xytext=(t - d, y + 0.8),
-                              arrowprops={"arrowstyle": "->", "color": "#1f77b4", "lw": 0.8})
+                axes.annotate(
+                    "",
+                    xy=(t, y + 0.2),
+                    xytext=(t - d, y + 0.8),
+                    arrowprops={"arrowstyle": "->", "color": "#1f77b4", "lw": 0.8},
+                )
         axes.text(-0.45, y, "input" if not d else f"d = {d}", fontsize=8, va="center", ha="right")
-    axes.set_title("each arrow: thread t reads t - d (before anyone writes: a barrier between)",
-                   fontsize=9, loc="left")
+    axes.set_title(
+        "each arrow: thread t reads t - d (before anyone writes: a barrier between)",
+        fontsize=9,
+        loc="left",
+    )
     return figure
 
 
@@ -112,35 +142,48 @@ def padded_banks():
         axes = figure.add_subplot(2, 1, row + 1)
         banks = [(r * width) % 32 for r in range(32)]
         colors = {r: ("#d62728" if banks.count(banks[r]) > 1 else "#2ca02c") for r in range(32)}
-        _strip(axes, 32, f"tile[r, 0] for r = 0..31, rows of {width} words: its bank",
-               {r: str(banks[r]) for r in range(32)}, colors)
+        _strip(
+            axes,
+            32,
+            f"tile[r, 0] for r = 0..31, rows of {width} words: its bank",
+            {r: str(banks[r]) for r in range(32)},
+            colors,
+        )
     return figure
 
 
 def pair_layouts():
     """Banks of x for 32 lanes: pairs side by side (2 lanes per bank) vs all x together."""
     figure = _figure(7.5, 2.0)
-    for row, (title, word) in enumerate((("pts[2t]: lane t at word 2t", lambda t: 2 * t),
-                                         ("xs[t]: lane t at word t", lambda t: t))):
+    for row, (title, word) in enumerate(
+        (("pts[2t]: lane t at word 2t", lambda t: 2 * t), ("xs[t]: lane t at word t", lambda t: t))
+    ):
         axes = figure.add_subplot(2, 1, row + 1)
         banks = [word(t) % 32 for t in range(32)]
         colors = {t: ("#d62728" if banks.count(banks[t]) > 1 else "#2ca02c") for t in range(32)}
-        _strip(axes, 32, f"{title}: bank of each lane", {t: str(banks[t]) for t in range(32)},
-               colors)
+        _strip(
+            axes, 32, f"{title}: bank of each lane", {t: str(banks[t]) for t in range(32)}, colors
+        )
     return figure
 
 
 def reduction_addressing():
     """Which words the 32 lanes of a warp read at the first step: interleaved vs sequential."""
     figure = _figure(7.5, 2.0)
-    for row, (title, word) in enumerate((
-            ("interleaved, s = 1: lane t reads buf[2t] (banks 0, 2, ..., 30: 2 lanes each)",
-             lambda t: 2 * t),
-            ("sequential, s = 16: lane t < 16 reads buf[t] (one bank each)", lambda t: t))):
+    for row, (title, word) in enumerate(
+        (
+            (
+                "interleaved, s = 1: lane t reads buf[2t] (banks 0, 2, ..., 30: 2 lanes each)",
+                lambda t: 2 * t,
+            ),
+            ("sequential, s = 16: lane t < 16 reads buf[t] (one bank each)", lambda t: t),
+        )
+    ):
         axes = figure.add_subplot(2, 1, row + 1)
         banks = [word(t) % 32 for t in range(32 if row == 0 else 16)]
-        colors = {t: ("#d62728" if banks.count(banks[t]) > 1 else "#2ca02c")
-                  for t in range(len(banks))}
+        colors = {
+            t: ("#d62728" if banks.count(banks[t]) > 1 else "#2ca02c") for t in range(len(banks))
+        }
         _strip(axes, 32, title, {t: str(banks[t]) for t in range(len(banks))}, colors)
     return figure
 
@@ -150,9 +193,13 @@ def matmul_tiles():
     from matplotlib.patches import Rectangle
 
     figure = _figure(7.0, 2.4)
-    for k, (name, w, h, band) in enumerate((("a (m x k)", 5, 3, ("row", 1)),
-                                            ("b (k x n)", 3, 5, ("column", 1)),
-                                            ("c (m x n)", 3, 3, ("tile", (1, 1))))):
+    for k, (name, w, h, band) in enumerate(
+        (
+            ("a (m x k)", 5, 3, ("row", 1)),
+            ("b (k x n)", 3, 5, ("column", 1)),
+            ("c (m x n)", 3, 3, ("tile", (1, 1))),
+        )
+    ):
         axes = figure.add_subplot(1, 3, k + 1)
         axes.set_xlim(0, w)
         axes.set_ylim(h, 0)
@@ -162,13 +209,19 @@ def matmul_tiles():
         axes.set_title(name, fontsize=9)
         for y in range(h):
             for x in range(w):
-                shaded = ((band[0] == "row" and y == band[1]) or
-                          (band[0] == "column" and x == band[1]) or
-                          (band[0] == "tile" and (y, x) == band[1]))
-                axes.add_patch(Rectangle((x + 0.05, y + 0.05), 0.9, 0.9,
-                                         color="#9ecae1" if shaded else "#eeeeee"))
-    figure.suptitle("block (1, 1) walks a's tile row and b's tile column, 16 x 16 at a time",
-                    fontsize=9)
+                shaded = (
+                    (band[0] == "row" and y == band[1])
+                    or (band[0] == "column" and x == band[1])
+                    or (band[0] == "tile" and (y, x) == band[1])
+                )
+                axes.add_patch(
+                    Rectangle(
+                        (x + 0.05, y + 0.05), 0.9, 0.9, color="#9ecae1" if shaded else "#eeeeee"
+                    )
+                )
+    figure.suptitle(
+        "block (1, 1) walks a's tile row and b's tile column, 16 x 16 at a time", fontsize=9
+    )
     return figure
 
 
@@ -184,10 +237,24 @@ def shuffle_tree():
         for lane in range(8):
             axes.add_patch(_circle(lane, y))
             if offset and lane + offset < 8:
-                axes.annotate("", xy=(lane, y + 0.2), xytext=(lane + offset, y + 0.8),
-                              arrowprops={"arrowstyle": "->", "color": "#1f77b4", "lw": 0.8})
-        axes.text(-0.45, y, "values" if not offset else f"offset {offset}", fontsize=8,
-                  va="center", ha="right")
-    axes.set_title("value += shfl_down_sync(mask, value, offset), 8 of 32 lanes shown "
-                   "(a warp uses 16, 8, 4, 2, 1)", fontsize=9, loc="left")
+                axes.annotate(
+                    "",
+                    xy=(lane, y + 0.2),
+                    xytext=(lane + offset, y + 0.8),
+                    arrowprops={"arrowstyle": "->", "color": "#1f77b4", "lw": 0.8},
+                )
+        axes.text(
+            -0.45,
+            y,
+            "values" if not offset else f"offset {offset}",
+            fontsize=8,
+            va="center",
+            ha="right",
+        )
+    axes.set_title(
+        "value += shfl_down_sync(mask, value, offset), 8 of 32 lanes shown "
+        "(a warp uses 16, 8, 4, 2, 1)",
+        fontsize=9,
+        loc="left",
+    )
     return figure

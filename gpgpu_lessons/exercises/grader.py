@@ -11,6 +11,7 @@ Order of the questions, each answered in plain words (the first failing one ends
 6. does it do what the exercise asks (coalesced, no bank conflicts, constant broadcast, ...);
 and, on a GPU, how fast it is against the device copy and the reference solution.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -56,36 +57,55 @@ def check_call(exercise: registry.Exercise, fn) -> None:
     wanted = f"{exercise.name}({', '.join(exercise.params)})"
     if exercise.kind == "function":
         if kind in ("kernel", "device", "configured"):
-            raise GradingError(f"exercise {exercise.id} grades a plain Python function "
-                               f"`{wanted}`, not a @cuda.jit kernel: remove the decorator")
+            raise GradingError(
+                f"exercise {exercise.id} grades a plain Python function "
+                f"`{wanted}`, not a @cuda.jit kernel: remove the decorator"
+            )
         if kind != "function":
-            raise GradingError(f"exercise {exercise.id} grades your function `{wanted}`; got "
-                               f"{type(fn).__name__} {fn!r}")
-        required = [p for p in inspect.signature(fn).parameters.values()
-                    if p.default is inspect.Parameter.empty
-                    and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            raise GradingError(
+                f"exercise {exercise.id} grades your function `{wanted}`; got "
+                f"{type(fn).__name__} {fn!r}"
+            )
+        required = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
         if len(required) > len(exercise.params) or len(_parameters(fn)) < len(exercise.params):
-            raise GradingError(f"`{name}` takes ({', '.join(_parameters(fn))}); exercise "
-                               f"{exercise.id} calls it as `{wanted}`")
+            raise GradingError(
+                f"`{name}` takes ({', '.join(_parameters(fn))}); exercise "
+                f"{exercise.id} calls it as `{wanted}`"
+            )
         return
     if kind == "configured":
-        raise GradingError("pass the kernel itself, not `kernel[grid, block]`: the grader "
-                           f"chooses the launch, e.g. exercises.grade(\"{exercise.id}\", "
-                           f"{exercise.name})")
+        raise GradingError(
+            "pass the kernel itself, not `kernel[grid, block]`: the grader "
+            f'chooses the launch, e.g. exercises.grade("{exercise.id}", '
+            f"{exercise.name})"
+        )
     if kind == "function":
-        raise GradingError(f"`{name}` is a plain Python function, not a kernel: put `@cuda.jit` "
-                           f"on the line above `def {name}(...)` and run that cell again")
+        raise GradingError(
+            f"`{name}` is a plain Python function, not a kernel: put `@cuda.jit` "
+            f"on the line above `def {name}(...)` and run that cell again"
+        )
     if kind == "device":
-        raise GradingError(f"`{name}` is a device function (`@cuda.jit(device=True)`): it cannot "
-                           "be launched. Grade the kernel that calls it (plain `@cuda.jit`)")
+        raise GradingError(
+            f"`{name}` is a device function (`@cuda.jit(device=True)`): it cannot "
+            "be launched. Grade the kernel that calls it (plain `@cuda.jit`)"
+        )
     if kind != "kernel":
-        raise GradingError(f"exercise {exercise.id} grades a @cuda.jit kernel `{wanted}`; got "
-                           f"{type(fn).__name__} {fn!r}")
+        raise GradingError(
+            f"exercise {exercise.id} grades a @cuda.jit kernel `{wanted}`; got "
+            f"{type(fn).__name__} {fn!r}"
+        )
     params = _parameters(fn.py_func)
     if len(params) != len(exercise.params):
-        raise GradingError(f"`{name}` takes {len(params)} parameter(s) ({', '.join(params)}); "
-                           f"exercise {exercise.id} launches it as `{wanted}` with "
-                           f"{len(exercise.params)}: keep the skeleton's parameters")
+        raise GradingError(
+            f"`{name}` takes {len(params)} parameter(s) ({', '.join(params)}); "
+            f"exercise {exercise.id} launches it as `{wanted}` with "
+            f"{len(exercise.params)}: keep the skeleton's parameters"
+        )
 
 
 def _trace(exercise, fn, case) -> tuple[tracing.Observation | None, str | None]:
@@ -93,8 +113,9 @@ def _trace(exercise, fn, case) -> tuple[tracing.Observation | None, str | None]:
     args = [running.start_values(case, name) for name in exercise.params]
     try:
         with running.quiet():
-            return tracing.observe(fn, case.grid, case.block, args,
-                                   blocks=exercise.trace_blocks), None
+            return tracing.observe(
+                fn, case.grid, case.block, args, blocks=exercise.trace_blocks
+            ), None
     except tracing.Unavailable as error:
         return None, str(error)
 
@@ -134,8 +155,15 @@ def _check_values(result, case, got, writes) -> bool:
     for name, expected in case.expected.items():
         counts = None if writes is None else writes.get(name)
         sentence, wrong = report.describe_values(
-            name, got[name], expected, rtol=case.rtol, atol=case.atol, writes=counts,
-            block=case.block, case_label=case.label)
+            name,
+            got[name],
+            expected,
+            rtol=case.rtol,
+            atol=case.atol,
+            writes=counts,
+            block=case.block,
+            case_label=case.label,
+        )
         if sentence:
             _fail(result, sentence, "values")
             result.picture_png = report.picture(wrong, counts, f"{name}, {case.label}")
@@ -161,8 +189,9 @@ def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -
             if not rehearsed.safe:
                 return result
         try:
-            got, writes = running.run(fn, case, exercise.params, count_writes=not gpu,
-                                      simulator=not gpu)
+            got, writes = running.run(
+                fn, case, exercise.params, count_writes=not gpu, simulator=not gpu
+            )
         except Exception as error:
             crash = running.explain(error, fn)
             return _fail(result, f"{crash.text} (on {case.label})", crash.kind)
@@ -184,8 +213,9 @@ def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -
         crash = running.explain(error, fn)
         return _fail(result, f"{crash.text} (traced on {traced.label})", crash.kind)
     if observation is None:
-        result.notes.append("(Values checked; the memory-access checks need the kernel tracer: "
-                            f"{missing}.)")
+        result.notes.append(
+            f"(Values checked; the memory-access checks need the kernel tracer: {missing}.)"
+        )
     elif _add_hazards(result, observation, fn):
         result.findings.insert(0, "The values are right on every case, but:")
         return result
@@ -194,8 +224,9 @@ def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -
             for sentence in check(observation, fn, traced):
                 _fail(result, sentence, type(check).__name__)
     if result.findings:
-        result.findings.insert(0, "The values are right, but the kernel does not do what the "
-                                  "exercise asks:")
+        result.findings.insert(
+            0, "The values are right, but the kernel does not do what the exercise asks:"
+        )
         return result
     if gpu and exercise.performance is not None:
         from . import performance
@@ -229,9 +260,12 @@ def grade(exercise_id, fn, *, seed=None) -> report.Report:
             _grade_kernel(exercise, fn, rng, result)
     except Exception as error:  # never let a grader bug take the notebook down
         result.passed = False
-        _fail(result, f"The grader itself failed ({type(error).__name__}: {error}); this is a "
-                      "bug of the exercise, not necessarily of your kernel: please report it.",
-              "grader")
+        _fail(
+            result,
+            f"The grader itself failed ({type(error).__name__}: {error}); this is a "
+            "bug of the exercise, not necessarily of your kernel: please report it.",
+            "grader",
+        )
     if result.passed:
         progress_file.record(exercise.id)
         sentence = "Correct"

@@ -1,4 +1,5 @@
 """Exercises of lesson 00 (timing GPU code): a first kernel, bandwidth, and timers to fix."""
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,16 @@ def _saxpy_cases(rng, gpu):
     for n in sizes:
         a = np.float32(rng.uniform(1.5, 2.5))
         x, y = data.signed(rng, n), data.signed(rng, n)
-        cases.append(Case(f"n = {n}", {"a": a, "x": x, "y": y, "out": data.empty(n)},
-                          {"out": a * x + y}, data.blocks(n, BLOCK), BLOCK, bytes_moved=12 * n))
+        cases.append(
+            Case(
+                f"n = {n}",
+                {"a": a, "x": x, "y": y, "out": data.empty(n)},
+                {"out": a * x + y},
+                data.blocks(n, BLOCK),
+                BLOCK,
+                bytes_moved=12 * n,
+            )
+        )
     return cases
 
 
@@ -27,12 +36,20 @@ def _saxpy_performance(rng):
     n = 2**25
     a = np.float32(2.0)
     x, y = data.signed(rng, n), data.signed(rng, n)
-    return Case("n = 2^25", {"a": a, "x": x, "y": y, "out": data.empty(n)}, {"out": a * x + y},
-                data.blocks(n, 256), 256, bytes_moved=12 * n)
+    return Case(
+        "n = 2^25",
+        {"a": a, "x": x, "y": y, "out": data.empty(n)},
+        {"out": a * x + y},
+        data.blocks(n, 256),
+        256,
+        bytes_moved=12 * n,
+    )
 
 
 SAXPY = Exercise(
-    id="00.1", name="saxpy", title="saxpy, one element per thread",
+    id="00.1",
+    name="saxpy",
+    title="saxpy, one element per thread",
     statement="""\
 Complete `saxpy`: `out = a * x + y` for float32 vectors of `n` elements, one element per thread.
 
@@ -47,10 +64,13 @@ def saxpy(a, x, y, out):
     # TODO: compute out[i], only for the threads that have an element
 ''',
     params=("a", "x", "y", "out"),
-    hints=("`i = cuda.grid(1)` is this thread's element. The last block has threads with "
-           "`i >= n`: what must they do?",
-           "`if i < out.size:` then `out[i] = a * x[i] + y[i]`."),
-    cases=_saxpy_cases, trace_case=1,
+    hints=(
+        "`i = cuda.grid(1)` is this thread's element. The last block has threads with "
+        "`i >= n`: what must they do?",
+        "`if i < out.size:` then `out[i] = a * x[i] + y[i]`.",
+    ),
+    cases=_saxpy_cases,
+    trace_case=1,
     checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 00.2, how many bytes saxpy moves, and what bandwidth that is.",
     performance=_saxpy_performance,
@@ -65,7 +85,7 @@ _BYTES = {
     4: "you count one array; saxpy moves three (reads x and y, writes out), 4 bytes each",
     8: "you count 8 bytes per element; saxpy reads x and y and writes out: 3 x 4 bytes",
     16: "you count 16 bytes per element: a is one number, not an array; x, y and out move 4 "
-        "bytes each",
+    "bytes each",
     24: "you count 8-byte elements; the vectors are float32 (4 bytes)",
     12: "",
 }
@@ -96,13 +116,17 @@ def _check_bandwidth(fn):
             return [f"`saxpy_gbs({n}, {ms})` returned {type(got).__name__}; return a number"]
         expected = _expected_gbs(n, ms)
         if not math.isclose(got, expected, rel_tol=1e-6):
-            return [f"`saxpy_gbs({n}, {ms})` returned {got:.6g}, expected {expected:.6g}: "
-                    f"{_diagnose_bandwidth(got, n, ms)}."]
+            return [
+                f"`saxpy_gbs({n}, {ms})` returned {got:.6g}, expected {expected:.6g}: "
+                f"{_diagnose_bandwidth(got, n, ms)}."
+            ]
     return []
 
 
 BANDWIDTH = Exercise(
-    id="00.2", name="saxpy_gbs", title="The bandwidth of saxpy",
+    id="00.2",
+    name="saxpy_gbs",
+    title="The bandwidth of saxpy",
     statement="""\
 Effective bandwidth = the bytes a kernel *must* move / its time. Write `saxpy_gbs(n, ms)`: the
 effective bandwidth in GB/s (10^9 bytes per second) of `saxpy` on float32 vectors of `n`
@@ -113,9 +137,13 @@ def saxpy_gbs(n, ms):
     bytes_moved = 4 * n  # TODO: what does saxpy read and write per element?
     return bytes_moved / ms  # TODO: units
 ''',
-    params=("n", "ms"), kind="function", check_function=_check_bandwidth,
-    hints=("Count every array element read or written once: x, y and out. `a` is one number.",
-           "`12 * n / (ms * 1e-3) / 1e9`."),
+    params=("n", "ms"),
+    kind="function",
+    check_function=_check_bandwidth,
+    hints=(
+        "Count every array element read or written once: x, y and out. `a` is one number.",
+        "`12 * n / (ms * 1e-3) / 1e9`.",
+    ),
     next="Next: 00.3, a timer that measures the launch instead of the kernel.",
 )
 
@@ -137,22 +165,30 @@ def _check_timer(fn):
     if not isinstance(got, (int, float, np.floating)):
         return [f"`time_kernel` returned {type(got).__name__}; return the milliseconds per launch"]
     if gpu.launches < repeat:
-        return [f"`time_kernel(run, {repeat})` launched run() {gpu.launches} times; time "
-                f"{repeat} launches"]
+        return [
+            f"`time_kernel(run, {repeat})` launched run() {gpu.launches} times; time "
+            f"{repeat} launches"
+        ]
     findings = []
     if got < 0.5 * kernel_ms:
-        findings.append(f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} "
-                        "ms. A launch only queues the work and returns at once: stop the clock "
-                        "after `cuda.synchronize()` (or time with CUDA events).")
+        findings.append(
+            f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} "
+            "ms. A launch only queues the work and returns at once: stop the clock "
+            "after `cuda.synchronize()` (or time with CUDA events)."
+        )
     elif got > 2 * kernel_ms:
-        findings.append(f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} "
-                        f"ms. The first call compiles the kernel (here {compile_ms:g} ms) and your "
-                        "timer counts it: call run() once before timing (a warm-up).")
+        findings.append(
+            f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} "
+            f"ms. The first call compiles the kernel (here {compile_ms:g} ms) and your "
+            "timer counts it: call run() once before timing (a warm-up)."
+        )
     return findings
 
 
 TIMER = Exercise(
-    id="00.3", name="time_kernel", title="Fix the timer",
+    id="00.3",
+    name="time_kernel",
+    title="Fix the timer",
     statement="""\
 `time_kernel(run, repeat)` should return the milliseconds per launch of `run()` (a function
 that launches a kernel), averaged over `repeat` launches. It has the two classic mistakes of
@@ -171,11 +207,14 @@ def time_kernel(run, repeat=10):
         run()
     return (time.perf_counter() - start) / repeat * 1e3
 ''',
-    params=("run", "repeat"), kind="function", check_function=_check_timer,
-    hints=("What does `run()` return to Python: the end of the kernel, or its launch? And what "
-           "happens the very first time a kernel is called?",
-           "Call `run()` once before starting the clock, and `cuda.synchronize()` before "
-           "stopping it."),
+    params=("run", "repeat"),
+    kind="function",
+    check_function=_check_timer,
+    hints=(
+        "What does `run()` return to Python: the end of the kernel, or its launch? And what "
+        "happens the very first time a kernel is called?",
+        "Call `run()` once before starting the clock, and `cuda.synchronize()` before stopping it.",
+    ),
     next="Next: 00.4, CUDA events and the median.",
 )
 
@@ -190,23 +229,33 @@ def _check_events(fn):
         return [f"`time_events` returned {type(got).__name__}; return the median in milliseconds"]
     findings = []
     if gpu.events < 2 * min(repeat, 2):
-        findings.append("Your function records no CUDA events: make two with `cuda.event()`, "
-                        "call `start.record()` before and `end.record()` after run().")
+        findings.append(
+            "Your function records no CUDA events: make two with `cuda.event()`, "
+            "call `start.record()` before and `end.record()` after run()."
+        )
     if got < 0.5 * typical:
-        findings.append(f"Your answer {got:.3g} ms is below the kernel's {typical:g} ms: did you "
-                        "record the end event after run(), and wait for it?")
+        findings.append(
+            f"Your answer {got:.3g} ms is below the kernel's {typical:g} ms: did you "
+            "record the end event after run(), and wait for it?"
+        )
     elif got > 1.5 * typical:
         mean = (3 * slow + 12 * typical) / 15
-        why = ("that is the mean: a few slow runs (another program, clocks ramping up) pull it "
-               "up; report the median (`statistics.median`)" if abs(got - mean) < 0.3 * mean
-               else "something extra is timed (the first, compiling call?)")
-        findings.append(f"Your answer {got:.3g} ms is above a typical launch ({typical:g} ms): "
-                        f"{why}.")
+        why = (
+            "that is the mean: a few slow runs (another program, clocks ramping up) pull it "
+            "up; report the median (`statistics.median`)"
+            if abs(got - mean) < 0.3 * mean
+            else "something extra is timed (the first, compiling call?)"
+        )
+        findings.append(
+            f"Your answer {got:.3g} ms is above a typical launch ({typical:g} ms): {why}."
+        )
     return findings
 
 
 EVENTS = Exercise(
-    id="00.4", name="time_events", title="CUDA events and the median",
+    id="00.4",
+    name="time_events",
+    title="CUDA events and the median",
     statement="""\
 Complete `time_events(run, repeat)`: time each of `repeat` launches of `run()` with two CUDA
 events and return the **median** in milliseconds. The grader's pretend GPU runs a 2 ms kernel,
@@ -225,10 +274,14 @@ def time_events(run, repeat=15):
         pass
     return sum(samples) / max(len(samples), 1)  # TODO: the mean?
 ''',
-    params=("run", "repeat"), kind="function", check_function=_check_events,
-    hints=("`start, end = cuda.event(), cuda.event()`; `start.record()`; `run()`; "
-           "`end.record()`; `end.synchronize()`; `start.elapsed_time(end)` is in ms.",
-           "`import statistics` and return `statistics.median(samples)`."),
+    params=("run", "repeat"),
+    kind="function",
+    check_function=_check_events,
+    hints=(
+        "`start, end = cuda.event(), cuda.event()`; `start.record()`; `run()`; "
+        "`end.record()`; `end.synchronize()`; `start.elapsed_time(end)` is in ms.",
+        "`import statistics` and return `statistics.median(samples)`.",
+    ),
     next="Next: 00.5, a grid-stride loop: one kernel for any n and any grid.",
 )
 
@@ -243,22 +296,36 @@ def _grid_stride_cases(rng, gpu):
         a = np.float32(rng.uniform(1.5, 2.5))
         x, y = data.signed(rng, n), data.signed(rng, n)
         grid, block = (GRID, 64) if not gpu or n < 10**6 else (264, 256)
-        cases.append(Case(f"n = {n} with {grid} blocks of {block} threads",
-                          {"a": a, "x": x, "y": y, "out": data.empty(n)}, {"out": a * x + y},
-                          grid, block, bytes_moved=12 * n))
+        cases.append(
+            Case(
+                f"n = {n} with {grid} blocks of {block} threads",
+                {"a": a, "x": x, "y": y, "out": data.empty(n)},
+                {"out": a * x + y},
+                grid,
+                block,
+                bytes_moved=12 * n,
+            )
+        )
     return cases
 
 
 def _grid_stride_performance(rng):
     n = 2**25
     x, y = data.signed(rng, n), data.signed(rng, n)
-    return Case("n = 2^25 with 1056 blocks of 256 threads",
-                {"a": np.float32(2), "x": x, "y": y, "out": data.empty(n)},
-                {"out": 2 * x + y}, 1056, 256, bytes_moved=12 * n)
+    return Case(
+        "n = 2^25 with 1056 blocks of 256 threads",
+        {"a": np.float32(2), "x": x, "y": y, "out": data.empty(n)},
+        {"out": 2 * x + y},
+        1056,
+        256,
+        bytes_moved=12 * n,
+    )
 
 
 GRID_STRIDE = Exercise(
-    id="00.5", name="saxpy_grid_stride", title="A grid-stride loop",
+    id="00.5",
+    name="saxpy_grid_stride",
+    title="A grid-stride loop",
     statement="""\
 Make `saxpy` work for any `n` with a grid of any size: each thread handles elements `i`,
 `i + stride`, `i + 2 * stride`, ... where `stride` is the number of threads in the whole grid.
@@ -275,10 +342,13 @@ def saxpy_grid_stride(a, x, y, out):
         out[i] = a * x[i] + y[i]
 ''',
     params=("a", "x", "y", "out"),
-    hints=("`cuda.gridsize(1)` is the number of threads in a 1-D grid "
-           "(`cuda.blockDim.x * cuda.gridDim.x`).",
-           "`for j in range(i, out.size, cuda.gridsize(1)):` then `out[j] = a * x[j] + y[j]`."),
-    cases=_grid_stride_cases, trace_case=0,
+    hints=(
+        "`cuda.gridsize(1)` is the number of threads in a 1-D grid "
+        "(`cuda.blockDim.x * cuda.gridDim.x`).",
+        "`for j in range(i, out.size, cuda.gridsize(1)):` then `out[j] = a * x[j] + y[j]`.",
+    ),
+    cases=_grid_stride_cases,
+    trace_case=0,
     checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: lesson 01's exercises, where the order of the elements a warp reads matters.",
     performance=_grid_stride_performance,

@@ -1,4 +1,5 @@
 """Exercises of lesson 01 (coalescing): reversed, offset, strided, 3-channel and struct reads."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,12 +16,20 @@ def _one_d(rng, gpu, sizes_sim, sizes_gpu, make):
 
 def _reverse_case(rng, n, block=BLOCK):
     src = data.signed(rng, n)
-    return Case(f"n = {n}", {"src": src, "dst": data.empty(n)}, {"dst": src[::-1].copy()},
-                data.blocks(n, block), block, bytes_moved=8 * n)
+    return Case(
+        f"n = {n}",
+        {"src": src, "dst": data.empty(n)},
+        {"dst": src[::-1].copy()},
+        data.blocks(n, block),
+        block,
+        bytes_moved=8 * n,
+    )
 
 
 REVERSE = Exercise(
-    id="01.1", name="reverse", title="A reversed copy",
+    id="01.1",
+    name="reverse",
+    title="A reversed copy",
     statement="""\
 Complete `reverse`: `dst[i] = src[n - 1 - i]`, one element per thread, launched with blocks
 of 128 threads covering `n` (`n = 1`, `n = 200`; a million and three on a GPU). Before you
@@ -33,10 +42,13 @@ def reverse(src, dst):
     # TODO
 ''',
     params=("src", "dst"),
-    hints=("A warp's cost is the set of sectors it touches, not the order of its lanes.",
-           "`n = src.size`; `if i < n: dst[i] = src[n - 1 - i]`. Mind `n - 1`, not `n`."),
+    hints=(
+        "A warp's cost is the set of sectors it touches, not the order of its lanes.",
+        "`n = src.size`; `if i < n: dst[i] = src[n - 1 - i]`. Mind `n - 1`, not `n`.",
+    ),
     cases=lambda rng, gpu: _one_d(rng, gpu, [1, 200], [1_000_003], _reverse_case),
-    trace_case=1, checks=(checks.Coalesced("load"), checks.Coalesced("store")),
+    trace_case=1,
+    checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 01.2, reads shifted by one element.",
     performance=lambda rng: _reverse_case(rng, 2**25, 256),
 )
@@ -44,12 +56,20 @@ def reverse(src, dst):
 
 def _difference_case(rng, n, block=BLOCK):
     a = data.signed(rng, n)
-    return Case(f"n = {n}", {"a": a, "out": data.empty(n - 1)}, {"out": a[1:] - a[:-1]},
-                data.blocks(n - 1, block), block, bytes_moved=8 * (n - 1))
+    return Case(
+        f"n = {n}",
+        {"a": a, "out": data.empty(n - 1)},
+        {"out": a[1:] - a[:-1]},
+        data.blocks(n - 1, block),
+        block,
+        bytes_moved=8 * (n - 1),
+    )
 
 
 DIFFERENCE = Exercise(
-    id="01.2", name="difference", title="Neighbour differences (an offset read)",
+    id="01.2",
+    name="difference",
+    title="Neighbour differences (an offset read)",
     statement="""\
 Complete `difference`: `out[i] = a[i + 1] - a[i]` for `i` in `0 ... n - 2` (`out` has `n - 1`
 elements), launched with blocks of 128 threads covering `n - 1`. The read of `a[i + 1]` is
@@ -62,11 +82,14 @@ def difference(a, out):
     # TODO
 ''',
     params=("a", "out"),
-    hints=("Which array decides which threads have work: `a` or `out`?",
-           "`if i < out.size: out[i] = a[i + 1] - a[i]`: a warp's read of `a[i + 1]` touches "
-           "5 sectors instead of 4, and the next warp needs that fifth one too (L2 serves it)."),
+    hints=(
+        "Which array decides which threads have work: `a` or `out`?",
+        "`if i < out.size: out[i] = a[i + 1] - a[i]`: a warp's read of `a[i + 1]` touches "
+        "5 sectors instead of 4, and the next warp needs that fifth one too (L2 serves it).",
+    ),
     cases=lambda rng, gpu: _one_d(rng, gpu, [2, 300], [1_000_003], _difference_case),
-    trace_case=1, checks=(checks.Coalesced("load"), checks.Coalesced("store")),
+    trace_case=1,
+    checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 01.3, seed 004's chunked partial sums.",
     performance=lambda rng: _difference_case(rng, 2**25, 256),
 )
@@ -83,22 +106,34 @@ def _partials_case(rng, n, grid=4, block=32):
         partials = got["partials"].astype(np.float64)
         if np.isnan(partials).any():
             first = int(np.flatnonzero(np.isnan(partials))[0])
-            return (f"`partials[{first}]` was never written: every thread writes its partial "
-                    "sum (0 when it has no elements)")
+            return (
+                f"`partials[{first}]` was never written: every thread writes its partial "
+                "sum (0 when it has no elements)"
+            )
         total = float(partials.sum())
         if abs(total - exact) > 1e-5 * exact:
-            return (f"the partial sums add up to {total:.7g}, the sum of x is {exact:.7g} "
-                    f"({total / exact:.4g}x): some elements are counted "
-                    f"{'more than once' if total > exact else 'never'}")
+            return (
+                f"the partial sums add up to {total:.7g}, the sum of x is {exact:.7g} "
+                f"({total / exact:.4g}x): some elements are counted "
+                f"{'more than once' if total > exact else 'never'}"
+            )
         return None
 
-    return Case(f"n = {n} with {threads} threads", {"x": x, "partials": data.empty(threads)},
-                {"partials": np.zeros(threads, np.float32)}, grid, block, verify=verify,
-                bytes_moved=4 * n)
+    return Case(
+        f"n = {n} with {threads} threads",
+        {"x": x, "partials": data.empty(threads)},
+        {"partials": np.zeros(threads, np.float32)},
+        grid,
+        block,
+        verify=verify,
+        bytes_moved=4 * n,
+    )
 
 
 PARTIALS = Exercise(
-    id="01.3", name="partial_sums", title="Partial sums, coalesced",
+    id="01.3",
+    name="partial_sums",
+    title="Partial sums, coalesced",
     statement="""\
 Seed 004 gives each of its threads its own contiguous **chunk** of `x` to sum. Correct, and 4.5x
 slower than it should be: at any moment the 32 lanes of a warp read 32 addresses a chunk apart.
@@ -118,11 +153,16 @@ def partial_sums(x, partials):
     partials[t] = acc
 ''',
     params=("x", "partials"),
-    hints=("Thread t should read x[t] first, then jump over what all the other threads read.",
-           "`for j in range(t, x.size, threads): acc += x[j]` (a grid-stride loop)."),
-    cases=lambda rng, gpu: [_partials_case(rng, 4000), _partials_case(rng, 77)]
-    + ([_partials_case(rng, 1_000_003, 264, 256)] if gpu else []),
-    trace_case=0, checks=(checks.Coalesced("load"),),
+    hints=(
+        "Thread t should read x[t] first, then jump over what all the other threads read.",
+        "`for j in range(t, x.size, threads): acc += x[j]` (a grid-stride loop).",
+    ),
+    cases=lambda rng, gpu: (
+        [_partials_case(rng, 4000), _partials_case(rng, 77)]
+        + ([_partials_case(rng, 1_000_003, 264, 256)] if gpu else [])
+    ),
+    trace_case=0,
+    checks=(checks.Coalesced("load"),),
     figure=figures.chunked_vs_interleaved,
     next="Next: 01.4, a 3-channel image read in full sectors.",
     performance=lambda rng: _partials_case(rng, 2**25, 1056, 256),
@@ -131,13 +171,20 @@ def partial_sums(x, partials):
 
 def _invert_case(rng, h, w, block=BLOCK):
     image = data.pixels(rng, (h, w, 3))
-    return Case(f"a {h} x {w} RGB image", {"image": image, "out": data.empty((h, w, 3), np.uint8)},
-                {"out": 255 - image}, data.blocks(h * w * 3, block), block,
-                bytes_moved=2 * image.nbytes)
+    return Case(
+        f"a {h} x {w} RGB image",
+        {"image": image, "out": data.empty((h, w, 3), np.uint8)},
+        {"out": 255 - image},
+        data.blocks(h * w * 3, block),
+        block,
+        bytes_moved=2 * image.nbytes,
+    )
 
 
 INVERT = Exercise(
-    id="01.4", name="invert_rgb", title="A 3-channel image in full sectors",
+    id="01.4",
+    name="invert_rgb",
+    title="A 3-channel image in full sectors",
     statement="""\
 `invert_rgb` computes `out = 255 - image` for an `(h, w, 3)` uint8 image. The grader launches
 **one thread per byte** (`ceil(h * w * 3 / 128)` blocks of 128), but the skeleton uses one
@@ -156,11 +203,15 @@ def invert_rgb(image, out):
             out[y, x, c] = 255 - image[y, x, c]
 ''',
     params=("image", "out"),
-    hints=("Byte `i` of the image (counting in memory order) is pixel `i // 3`, channel `i % 3`.",
-           "`if i < image.size:` then `p, c = i // 3, i % 3`, `y, x = p // w, p % w`, "
-           "`out[y, x, c] = 255 - image[y, x, c]`."),
-    cases=lambda rng, gpu: [_invert_case(rng, 1, 37), _invert_case(rng, 5, 20)]
-    + ([_invert_case(rng, 1001, 1003)] if gpu else []),
+    hints=(
+        "Byte `i` of the image (counting in memory order) is pixel `i // 3`, channel `i % 3`.",
+        "`if i < image.size:` then `p, c = i // 3, i % 3`, `y, x = p // w, p % w`, "
+        "`out[y, x, c] = 255 - image[y, x, c]`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_invert_case(rng, 1, 37), _invert_case(rng, 5, 20)]
+        + ([_invert_case(rng, 1001, 1003)] if gpu else [])
+    ),
     trace_case=1,
     checks=(checks.Coalesced("load", slack=1.2), checks.Coalesced("store", slack=1.2)),
     figure=figures.rgb_bytes,
@@ -173,12 +224,20 @@ def _split_case(rng, n, block=BLOCK):
     points = data.signed(rng, (n, 3))
     outputs = {name: data.empty(n) for name in ("xs", "ys", "zs")}
     expected = {name: points[:, k].copy() for k, name in enumerate(("xs", "ys", "zs"))}
-    return Case(f"{n} points", {"points": points, **outputs}, expected,
-                data.blocks(3 * n, block), block, bytes_moved=2 * points.nbytes)
+    return Case(
+        f"{n} points",
+        {"points": points, **outputs},
+        expected,
+        data.blocks(3 * n, block),
+        block,
+        bytes_moved=2 * points.nbytes,
+    )
 
 
 SPLIT = Exercise(
-    id="01.5", name="split_xyz", title="Array of structs to struct of arrays",
+    id="01.5",
+    name="split_xyz",
+    title="Array of structs to struct of arrays",
     statement="""\
 `points` is an `(n, 3)` float32 array of structs (x, y, z of each point, side by side);
 `split_xyz` copies it into three arrays `xs`, `ys`, `zs` (a struct of arrays). The skeleton
@@ -196,13 +255,18 @@ def split_xyz(points, xs, ys, zs):
         zs[i] = points[i, 2]
 ''',
     params=("points", "xs", "ys", "zs"),
-    hints=("Float `i` of `points` in memory order is point `i // 3`, coordinate `i % 3`; each "
-           "thread writes its float into one of the three outputs.",
-           "`p, c = i // 3, i % 3`; `value = points[p, c]`; then `if c == 0: xs[p] = value`, "
-           "`elif c == 1: ys[p] = value`, `else: zs[p] = value`."),
-    cases=lambda rng, gpu: [_split_case(rng, 1), _split_case(rng, 100)]
-    + ([_split_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.Coalesced("load"),),
+    hints=(
+        "Float `i` of `points` in memory order is point `i // 3`, coordinate `i % 3`; each "
+        "thread writes its float into one of the three outputs.",
+        "`p, c = i // 3, i % 3`; `value = points[p, c]`; then `if c == 0: xs[p] = value`, "
+        "`elif c == 1: ys[p] = value`, `else: zs[p] = value`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_split_case(rng, 1), _split_case(rng, 100)]
+        + ([_split_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.Coalesced("load"),),
     next="Next: lesson 02's exercises: shared memory and barriers.",
     performance=lambda rng: _split_case(rng, 2**25, 256),
 )

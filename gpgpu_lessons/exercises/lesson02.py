@@ -1,4 +1,5 @@
 """Exercises of lesson 02 (shared memory): barriers, halos, tiles, a tree and a scan."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,19 +13,27 @@ SEGMENT = 64
 def _segments_reversed(a, size):
     out = a.copy()
     for start in range(0, a.size, size):
-        out[start:start + size] = a[start:start + size][::-1]
+        out[start : start + size] = a[start : start + size][::-1]
     return out
 
 
 def _block_reverse_case(rng, n, block=SEGMENT, timed_only=False):
     a = data.signed(rng, n)
     expected = data.empty(n) if timed_only else _segments_reversed(a, block)
-    return Case(f"n = {n}", {"a": a, "out": data.empty(n)}, {"out": expected},
-                data.blocks(n, block), block, bytes_moved=8 * n)
+    return Case(
+        f"n = {n}",
+        {"a": a, "out": data.empty(n)},
+        {"out": expected},
+        data.blocks(n, block),
+        block,
+        bytes_moved=8 * n,
+    )
 
 
 BLOCK_REVERSE = Exercise(
-    id="02.1", name="block_reverse", title="Reverse each block through shared memory",
+    id="02.1",
+    name="block_reverse",
+    title="Reverse each block through shared memory",
     statement="""\
 Each block of `B = 64` threads reverses its own segment of 64 elements: stage the segment in a
 shared array, wait for the whole block, then write it back reversed. The last segment is
@@ -46,14 +55,18 @@ def block_reverse(a, out):
     # TODO: stage a[start + t] in tile, wait for the block, write the reversed segment
 ''',
     params=("a", "out"),
-    hints=("Thread t reads what thread m - 1 - t wrote into the tile: that thread may not have "
-           "written it yet without `cuda.syncthreads()`.",
-           "`if t < m: tile[t] = a[start + t]`, then `cuda.syncthreads()` (outside the `if`), "
-           "then `if t < m: out[start + t] = tile[m - 1 - t]`."),
-    cases=lambda rng, gpu: [_block_reverse_case(rng, 1), _block_reverse_case(rng, 150)]
-    + ([_block_reverse_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.UsesShared("this exercise stages each segment in shared "
-                                            "memory"),),
+    hints=(
+        "Thread t reads what thread m - 1 - t wrote into the tile: that thread may not have "
+        "written it yet without `cuda.syncthreads()`.",
+        "`if t < m: tile[t] = a[start + t]`, then `cuda.syncthreads()` (outside the `if`), "
+        "then `if t < m: out[start + t] = tile[m - 1 - t]`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_block_reverse_case(rng, 1), _block_reverse_case(rng, 150)]
+        + ([_block_reverse_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesShared("this exercise stages each segment in shared memory"),),
     next="Next: 02.2, a stencil that needs its neighbours' elements: a halo.",
     performance=lambda rng: _block_reverse_case(rng, 2**25, timed_only=True),
 )
@@ -66,12 +79,20 @@ def _smooth_expected(a):
 
 def _smooth_case(rng, n, block=SEGMENT):
     a = data.signed(rng, n)
-    return Case(f"n = {n}", {"a": a, "out": data.empty(n)}, {"out": _smooth_expected(a)},
-                data.blocks(n, block), block, bytes_moved=8 * n)
+    return Case(
+        f"n = {n}",
+        {"a": a, "out": data.empty(n)},
+        {"out": _smooth_expected(a)},
+        data.blocks(n, block),
+        block,
+        bytes_moved=8 * n,
+    )
 
 
 STENCIL = Exercise(
-    id="02.2", name="smooth", title="A 1-D stencil with a halo",
+    id="02.2",
+    name="smooth",
+    title="A 1-D stencil with a halo",
     statement="""\
 `out[i] = (a[i - 1] + a[i] + a[i + 1]) / 3`, where a read past either end takes the end
 element (`a[-1]` means `a[0]`, `a[n]` means `a[n - 1]`). Each block of 64 threads loads its 64
@@ -96,18 +117,25 @@ def smooth(a, out):
     # TODO: a barrier, then out[i] from tile[t], tile[t + 1], tile[t + 2]
 ''',
     params=("a", "out"),
-    hints=("Thread 0 also loads the left halo; the block's last *active* thread (the one with "
-           "`i == min(n, start + B) - 1`) loads the right one. Clamp with `max(.., 0)` and "
-           "`min(.., n - 1)`.",
-           "`tile[t + 1] = a[min(i, n - 1)]`; `if t == 0: tile[0] = a[max(i - 1, 0)]`; "
-           "`if t == m - 1: tile[m + 1] = a[min(i + 1, n - 1)]` with `m = min(B, n - start)`; "
-           "`cuda.syncthreads()`; `if i < n: out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3`."),
-    cases=lambda rng, gpu: [_smooth_case(rng, 1), _smooth_case(rng, 300)]
-    + ([_smooth_case(rng, 1_000_003)] if gpu else []),
+    hints=(
+        "Thread 0 also loads the left halo; the block's last *active* thread (the one with "
+        "`i == min(n, start + B) - 1`) loads the right one. Clamp with `max(.., 0)` and "
+        "`min(.., n - 1)`.",
+        "`tile[t + 1] = a[min(i, n - 1)]`; `if t == 0: tile[0] = a[max(i - 1, 0)]`; "
+        "`if t == m - 1: tile[m + 1] = a[min(i + 1, n - 1)]` with `m = min(B, n - start)`; "
+        "`cuda.syncthreads()`; `if i < n: out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_smooth_case(rng, 1), _smooth_case(rng, 300)]
+        + ([_smooth_case(rng, 1_000_003)] if gpu else [])
+    ),
     trace_case=1,
-    checks=(checks.UsesShared("this exercise reads each element once, into a shared tile"),
-            checks.GlobalReadsAtMost(2.0, "Load each element into the tile once and read the "
-                                          "neighbours from the tile.")),
+    checks=(
+        checks.UsesShared("this exercise reads each element once, into a shared tile"),
+        checks.GlobalReadsAtMost(
+            2.0, "Load each element into the tile once and read the neighbours from the tile."
+        ),
+    ),
     figure=figures.halo,
     next="Next: 02.3, a tree in shared memory: the mosaic.",
     performance=lambda rng: _smooth_case(rng, 2**25),
@@ -120,8 +148,8 @@ def _mosaic_expected(image, tile=TILE):
     out = np.empty_like(image)
     for y in range(0, image.shape[0], tile):
         for x in range(0, image.shape[1], tile):
-            block = image[y:y + tile, x:x + tile]
-            out[y:y + tile, x:x + tile] = block.astype(np.float64).mean()
+            block = image[y : y + tile, x : x + tile]
+            out[y : y + tile, x : x + tile] = block.astype(np.float64).mean()
     return out
 
 
@@ -129,13 +157,22 @@ def _mosaic_case(rng, h, w, tile=TILE, timed_only=False):
     image = data.floats(rng, (h, w), 0, 255)
     grid = (data.blocks(w, tile), data.blocks(h, tile))
     expected = data.empty((h, w)) if timed_only else _mosaic_expected(image, tile)
-    return Case(f"a {h} x {w} image", {"image": image, "out": data.empty((h, w))},
-                {"out": expected}, grid, (tile, tile), rtol=1e-5, atol=1e-3,
-                bytes_moved=2 * image.nbytes)
+    return Case(
+        f"a {h} x {w} image",
+        {"image": image, "out": data.empty((h, w))},
+        {"out": expected},
+        grid,
+        (tile, tile),
+        rtol=1e-5,
+        atol=1e-3,
+        bytes_moved=2 * image.nbytes,
+    )
 
 
 MOSAIC = Exercise(
-    id="02.3", name="mosaic", title="A tiled mosaic",
+    id="02.3",
+    name="mosaic",
+    title="A tiled mosaic",
     statement="""\
 Paint every 8 x 8 tile of a float32 image with the **mean** of its pixels. One block of 8 x 8
 threads per tile: each thread puts its pixel into a shared array of 64, then the block adds them
@@ -162,15 +199,20 @@ def mosaic(image, out):
     # TODO: the mean: total[0] / the number of real pixels in this tile
 ''',
     params=("image", "out"),
-    hints=("Every thread of the block must reach every `cuda.syncthreads()`: put the barrier "
-           "after the `if tid < step:`, not inside it. A tile at the right edge has "
-           "`min(TILE, w - bx * TILE)` columns.",
-           "`step = CELLS // 2`; `while step > 0: if tid < step: total[tid] += "
-           "total[tid + step]`; `cuda.syncthreads()`; `step //= 2`. Count: "
-           "`min(TILE, h - by * TILE) * min(TILE, w - bx * TILE)`."),
-    cases=lambda rng, gpu: [_mosaic_case(rng, 1, 13), _mosaic_case(rng, 11, 12)]
-    + ([_mosaic_case(rng, 1001, 999)] if gpu else []),
-    trace_case=1, checks=(checks.UsesShared("the tile's sum is a tree in shared memory"),),
+    hints=(
+        "Every thread of the block must reach every `cuda.syncthreads()`: put the barrier "
+        "after the `if tid < step:`, not inside it. A tile at the right edge has "
+        "`min(TILE, w - bx * TILE)` columns.",
+        "`step = CELLS // 2`; `while step > 0: if tid < step: total[tid] += "
+        "total[tid + step]`; `cuda.syncthreads()`; `step //= 2`. Count: "
+        "`min(TILE, h - by * TILE) * min(TILE, w - bx * TILE)`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_mosaic_case(rng, 1, 13), _mosaic_case(rng, 11, 12)]
+        + ([_mosaic_case(rng, 1001, 999)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesShared("the tile's sum is a tree in shared memory"),),
     next="Next: 02.4, a 2-D stencil: a tile with a halo on four sides.",
     performance=lambda rng: _mosaic_case(rng, 4096, 4096, timed_only=True),
 )
@@ -181,7 +223,7 @@ BLUR_TILE = 8
 def _blur_expected(image):
     padded = np.pad(image.astype(np.float64), 1, mode="edge")
     h, w = image.shape
-    total = sum(padded[dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3))
+    total = sum(padded[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3))
     return (total / 9).astype(np.float32)
 
 
@@ -189,12 +231,20 @@ def _blur_case(rng, h, w, tile=BLUR_TILE, timed_only=False):
     image = data.floats(rng, (h, w))
     grid = (data.blocks(w, tile), data.blocks(h, tile))
     expected = data.empty((h, w)) if timed_only else _blur_expected(image)
-    return Case(f"a {h} x {w} image", {"image": image, "out": data.empty((h, w))},
-                {"out": expected}, grid, (tile, tile), bytes_moved=2 * image.nbytes)
+    return Case(
+        f"a {h} x {w} image",
+        {"image": image, "out": data.empty((h, w))},
+        {"out": expected},
+        grid,
+        (tile, tile),
+        bytes_moved=2 * image.nbytes,
+    )
 
 
 BLUR = Exercise(
-    id="02.4", name="box_blur", title="A 3 x 3 blur with a 2-D halo",
+    id="02.4",
+    name="box_blur",
+    title="A 3 x 3 blur with a 2-D halo",
     statement="""\
 `out[y, x]` = the mean of the 3 x 3 pixels around `(y, x)`, reads past an edge clamped to the
 edge. Each block of 8 x 8 threads loads the **10 x 10** tile its outputs need (its pixels and a
@@ -220,18 +270,25 @@ def box_blur(image, out):
     # TODO: a barrier; then out[y, x] = the mean of tile[ty:ty + 3, tx:tx + 3] if inside
 ''',
     params=("image", "out"),
-    hints=("Tile element `(r, c)` holds pixel `(clamp(y0 + r, 0, h - 1), clamp(x0 + c, 0, "
-           "w - 1))`. The output of thread `(tx, ty)` sits at `tile[ty + 1, tx + 1]`.",
-           "`k = ty * TILE + tx`; `while k < HALO * HALO: r, c = k // HALO, k % HALO; "
-           "tile[r, c] = image[min(max(y0 + r, 0), h - 1), min(max(x0 + c, 0), w - 1)]; "
-           "k += TILE * TILE`; `cuda.syncthreads()`; then sum `tile[ty + dy, tx + dx]` for dy, "
-           "dx in 0..2 and divide by 9."),
-    cases=lambda rng, gpu: [_blur_case(rng, 1, 20), _blur_case(rng, 9, 17)]
-    + ([_blur_case(rng, 1001, 999)] if gpu else []),
+    hints=(
+        "Tile element `(r, c)` holds pixel `(clamp(y0 + r, 0, h - 1), clamp(x0 + c, 0, "
+        "w - 1))`. The output of thread `(tx, ty)` sits at `tile[ty + 1, tx + 1]`.",
+        "`k = ty * TILE + tx`; `while k < HALO * HALO: r, c = k // HALO, k % HALO; "
+        "tile[r, c] = image[min(max(y0 + r, 0), h - 1), min(max(x0 + c, 0), w - 1)]; "
+        "k += TILE * TILE`; `cuda.syncthreads()`; then sum `tile[ty + dy, tx + dx]` for dy, "
+        "dx in 0..2 and divide by 9.",
+    ),
+    cases=lambda rng, gpu: (
+        [_blur_case(rng, 1, 20), _blur_case(rng, 9, 17)]
+        + ([_blur_case(rng, 1001, 999)] if gpu else [])
+    ),
     trace_case=1,
-    checks=(checks.UsesShared("each block reads its tile into shared memory once"),
-            checks.GlobalReadsAtMost(6.0, "Read the tile once into shared memory; the nine "
-                                          "neighbours come from there.")),
+    checks=(
+        checks.UsesShared("each block reads its tile into shared memory once"),
+        checks.GlobalReadsAtMost(
+            6.0, "Read the tile once into shared memory; the nine neighbours come from there."
+        ),
+    ),
     next="Next: 02.5, a scan: barriers between reading and writing.",
     performance=lambda rng: _blur_case(rng, 4096, 4096, timed_only=True),
 )
@@ -240,19 +297,27 @@ def box_blur(image, out):
 def _scan_expected(a, size=SEGMENT):
     out = np.empty_like(a)
     for start in range(0, a.size, size):
-        out[start:start + size] = np.cumsum(a[start:start + size], dtype=np.int64)
+        out[start : start + size] = np.cumsum(a[start : start + size], dtype=np.int64)
     return out
 
 
 def _scan_case(rng, n, block=SEGMENT, timed_only=False):
     a = rng.integers(1, 100, size=n, dtype=np.int32)
     expected = data.empty(n, np.int32) if timed_only else _scan_expected(a)
-    return Case(f"n = {n}", {"a": a, "out": data.empty(n, np.int32)}, {"out": expected},
-                data.blocks(n, block), block, bytes_moved=8 * n)
+    return Case(
+        f"n = {n}",
+        {"a": a, "out": data.empty(n, np.int32)},
+        {"out": expected},
+        data.blocks(n, block),
+        block,
+        bytes_moved=8 * n,
+    )
 
 
 SCAN = Exercise(
-    id="02.5", name="block_scan", title="An inclusive scan per block",
+    id="02.5",
+    name="block_scan",
+    title="An inclusive scan per block",
     statement="""\
 Each block of 64 threads computes the running sums of its segment: `out[start + t] = a[start] +
 ... + a[start + t]` (int32). Hillis and Steele's scan: for `d = 1, 2, 4, ..., 32`, thread `t >= d`
@@ -281,13 +346,17 @@ def block_scan(a, out):
         out[i] = sums[t]
 ''',
     params=("a", "out"),
-    hints=("Thread t reads `sums[t - d]` while thread t - d may already be writing its new "
-           "value: read into a register, wait, then write, and wait again before the next step.",
-           "`v = sums[t - d] if t >= d else 0`; `cuda.syncthreads()`; `sums[t] += v`; "
-           "`cuda.syncthreads()` (both barriers outside the `if`)."),
-    cases=lambda rng, gpu: [_scan_case(rng, 1), _scan_case(rng, 100)]
-    + ([_scan_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.UsesShared("the scan runs in shared memory"),),
+    hints=(
+        "Thread t reads `sums[t - d]` while thread t - d may already be writing its new "
+        "value: read into a register, wait, then write, and wait again before the next step.",
+        "`v = sums[t - d] if t >= d else 0`; `cuda.syncthreads()`; `sums[t] += v`; "
+        "`cuda.syncthreads()` (both barriers outside the `if`).",
+    ),
+    cases=lambda rng, gpu: (
+        [_scan_case(rng, 1), _scan_case(rng, 100)] + ([_scan_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesShared("the scan runs in shared memory"),),
     figure=figures.scan_steps,
     next="Next: lesson 03's exercises, where the banks of shared memory matter.",
     performance=lambda rng: _scan_case(rng, 2**25, timed_only=True),

@@ -1,4 +1,5 @@
 """Exercises of lesson 03 (bank conflicts): padding, layouts, addressing, a rotation, a matmul."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,14 @@ TILE, ROWS = 32, 8
 def _tiles_case(rng, h, w, expected, label="a"):
     a = data.signed(rng, (h, w))
     grid = (data.blocks(w, TILE), data.blocks(h, TILE))
-    return Case(f"{label} {h} x {w} matrix", {"a": a, "out": data.empty((w, h))},
-                {"out": expected(a)}, grid, (TILE, ROWS), bytes_moved=2 * a.nbytes)
+    return Case(
+        f"{label} {h} x {w} matrix",
+        {"a": a, "out": data.empty((w, h))},
+        {"out": expected(a)},
+        grid,
+        (TILE, ROWS),
+        bytes_moved=2 * a.nbytes,
+    )
 
 
 def _transpose_case(rng, h, w):
@@ -21,7 +28,9 @@ def _transpose_case(rng, h, w):
 
 
 PADDED = Exercise(
-    id="03.1", name="transpose_padded", title="A padded tile",
+    id="03.1",
+    name="transpose_padded",
+    title="A padded tile",
     statement="""\
 The lesson's tiled transpose: blocks of 32 x 8 threads copy a 32 x 32 tile of `a` into shared
 memory by rows and write it out by columns. Reading a **column** of the tile, the 32 lanes of a
@@ -50,13 +59,18 @@ def transpose_padded(a, out):
             out[y + k, x] = tile[tx, ty + k]
 ''',
     params=("a", "out"),
-    hints=("Element `tile[r, c]` sits in bank `(r * width + c) % 32`, `width` being the tile's "
-           "row length in words. Which width makes `r * width % 32` different for r = 0..31?",
-           "One extra column: `PADDED = TILE + 1` beside TILE, and "
-           "`cuda.shared.array((TILE, PADDED), float32)`."),
-    cases=lambda rng, gpu: [_transpose_case(rng, 1, 40), _transpose_case(rng, 33, 32)]
-    + ([_transpose_case(rng, 1001, 999)] if gpu else []),
-    trace_case=1, trace_blocks=1,
+    hints=(
+        "Element `tile[r, c]` sits in bank `(r * width + c) % 32`, `width` being the tile's "
+        "row length in words. Which width makes `r * width % 32` different for r = 0..31?",
+        "One extra column: `PADDED = TILE + 1` beside TILE, and "
+        "`cuda.shared.array((TILE, PADDED), float32)`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_transpose_case(rng, 1, 40), _transpose_case(rng, 33, 32)]
+        + ([_transpose_case(rng, 1001, 999)] if gpu else [])
+    ),
+    trace_case=1,
+    trace_blocks=1,
     checks=(checks.NoBankConflicts(), checks.Coalesced("load"), checks.Coalesced("store")),
     figure=figures.padded_banks,
     next="Next: 03.2, pairs of numbers in shared memory without conflicts.",
@@ -69,22 +83,29 @@ PAIR_BLOCK = 64
 def _pairs_expected(points, block=PAIR_BLOCK):
     out = np.empty(points.shape[0], np.float32)
     for start in range(0, points.shape[0], block):
-        chunk = points[start:start + block].astype(np.float64)
+        chunk = points[start : start + block].astype(np.float64)
         mirrored = chunk[::-1]
-        out[start:start + block] = np.sqrt(((chunk - mirrored) ** 2).sum(axis=1))
+        out[start : start + block] = np.sqrt(((chunk - mirrored) ** 2).sum(axis=1))
     return out
 
 
 def _pairs_case(rng, n, block=PAIR_BLOCK, timed_only=False):
     points = data.signed(rng, (n, 2))
     expected = data.empty(n) if timed_only else _pairs_expected(points, block)
-    return Case(f"{n} points", {"points": points, "out": data.empty(n)},
-                {"out": expected}, data.blocks(n, block), block,
-                bytes_moved=points.nbytes + 4 * n)
+    return Case(
+        f"{n} points",
+        {"points": points, "out": data.empty(n)},
+        {"out": expected},
+        data.blocks(n, block),
+        block,
+        bytes_moved=points.nbytes + 4 * n,
+    )
 
 
 PAIRS = Exercise(
-    id="03.2", name="mirror_distance", title="Pairs in shared memory, conflict-free",
+    id="03.2",
+    name="mirror_distance",
+    title="Pairs in shared memory, conflict-free",
     statement="""\
 Each block of 64 threads stages its 64 points (x, y) of an `(n, 2)` float32 array in shared
 memory, then thread `t` writes the distance between its point and the point of the mirrored
@@ -115,14 +136,18 @@ def mirror_distance(points, out):
         out[start + t] = (dx * dx + dy * dy) ** 0.5
 ''',
     params=("points", "out"),
-    hints=("Lane t and lane t + 16 use the same bank when their words are 2 * t apart. Keep "
-           "all the x side by side, and all the y.",
-           "`xs = cuda.shared.array(B, float32)` and `ys = cuda.shared.array(B, float32)` (each "
-           "on its own line), `xs[t] = points[start + t, 0]`, ... (or one `(2, B)` array)."),
-    cases=lambda rng, gpu: [_pairs_case(rng, 1), _pairs_case(rng, 150)]
-    + ([_pairs_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.UsesShared("the points are staged in shared memory"),
-                          checks.NoBankConflicts()),
+    hints=(
+        "Lane t and lane t + 16 use the same bank when their words are 2 * t apart. Keep "
+        "all the x side by side, and all the y.",
+        "`xs = cuda.shared.array(B, float32)` and `ys = cuda.shared.array(B, float32)` (each "
+        "on its own line), `xs[t] = points[start + t, 0]`, ... (or one `(2, B)` array).",
+    ),
+    cases=lambda rng, gpu: (
+        [_pairs_case(rng, 1), _pairs_case(rng, 150)]
+        + ([_pairs_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesShared("the points are staged in shared memory"), checks.NoBankConflicts()),
     figure=figures.pair_layouts,
     next="Next: 03.3, the addressing of a reduction tree.",
     performance=lambda rng: _pairs_case(rng, 2**25, timed_only=True),
@@ -136,12 +161,20 @@ def _sums_case(rng, n, block=SUM_BLOCK):
     padded = np.zeros(data.blocks(n, block) * block, np.float64)
     padded[:n] = a
     sums = padded.reshape(-1, block).sum(axis=1).astype(np.float32)
-    return Case(f"n = {n}", {"a": a, "sums": data.empty(sums.size)}, {"sums": sums},
-                sums.size, block, bytes_moved=4 * n)
+    return Case(
+        f"n = {n}",
+        {"a": a, "sums": data.empty(sums.size)},
+        {"sums": sums},
+        sums.size,
+        block,
+        bytes_moved=4 * n,
+    )
 
 
 SUMS = Exercise(
-    id="03.3", name="block_sums", title="A reduction tree without bank conflicts",
+    id="03.3",
+    name="block_sums",
+    title="A reduction tree without bank conflicts",
     statement="""\
 `sums[b]` = the sum of block `b`'s 64 elements (0 past the end), by a tree in shared memory. The
 skeleton is the classic *interleaved addressing* (Harris, step 2): at step `s`, thread `t` adds
@@ -174,14 +207,17 @@ def block_sums(a, sums):
         sums[cuda.blockIdx.x] = buf[0]
 ''',
     params=("a", "sums"),
-    hints=("With `buf[t] += buf[t + s]` for `t < s`, the 32 lanes of a warp touch 32 "
-           "neighbouring words: one per bank.",
-           "`s = B // 2`; `while s > 0: if t < s: buf[t] += buf[t + s]`; "
-           "`cuda.syncthreads()`; `s //= 2`."),
-    cases=lambda rng, gpu: [_sums_case(rng, 1), _sums_case(rng, 100)]
-    + ([_sums_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.UsesShared("the tree runs in shared memory"),
-                          checks.NoBankConflicts()),
+    hints=(
+        "With `buf[t] += buf[t + s]` for `t < s`, the 32 lanes of a warp touch 32 "
+        "neighbouring words: one per bank.",
+        "`s = B // 2`; `while s > 0: if t < s: buf[t] += buf[t + s]`; "
+        "`cuda.syncthreads()`; `s //= 2`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_sums_case(rng, 1), _sums_case(rng, 100)] + ([_sums_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesShared("the tree runs in shared memory"), checks.NoBankConflicts()),
     figure=figures.reduction_addressing,
     next="Next: 03.4, a rotation through a padded tile.",
     performance=lambda rng: _sums_case(rng, 2**25),
@@ -193,7 +229,9 @@ def _rotate_case(rng, h, w):
 
 
 ROTATE = Exercise(
-    id="03.4", name="rotate", title="Rotate by 90 degrees through a tile",
+    id="03.4",
+    name="rotate",
+    title="Rotate by 90 degrees through a tile",
     statement="""\
 `out = np.rot90(a)`: a quarter turn counter-clockwise, `out[i, j] = a[j, w - 1 - i]` for an
 `h x w` float32 matrix (`out` is `w x h`). Like the transpose: blocks of 32 x 8 threads read a
@@ -222,15 +260,20 @@ def rotate(a, out):
     #       along out's columns (a's rows) and read tile[row, column] accordingly.
 ''',
     params=("a", "out"),
-    hints=("Thread (tx, ty + k) writes `out[i, j]` with `j = by * TILE + tx` (a's row: "
-           "neighbouring lanes, neighbouring j) and `i = w - 1 - (bx * TILE + ty + k)`; the "
-           "value is `a[j, w - 1 - i]`, which sits at `tile[tx, ty + k]`.",
-           "`j = cuda.blockIdx.y * TILE + tx`; `for k in range(0, TILE, ROWS): c = "
-           "cuda.blockIdx.x * TILE + ty + k; if c < w and j < h: "
-           "out[w - 1 - c, j] = tile[tx, ty + k]`."),
-    cases=lambda rng, gpu: [_rotate_case(rng, 40, 1), _rotate_case(rng, 33, 32)]
-    + ([_rotate_case(rng, 1001, 999)] if gpu else []),
-    trace_case=1, trace_blocks=1,
+    hints=(
+        "Thread (tx, ty + k) writes `out[i, j]` with `j = by * TILE + tx` (a's row: "
+        "neighbouring lanes, neighbouring j) and `i = w - 1 - (bx * TILE + ty + k)`; the "
+        "value is `a[j, w - 1 - i]`, which sits at `tile[tx, ty + k]`.",
+        "`j = cuda.blockIdx.y * TILE + tx`; `for k in range(0, TILE, ROWS): c = "
+        "cuda.blockIdx.x * TILE + ty + k; if c < w and j < h: "
+        "out[w - 1 - c, j] = tile[tx, ty + k]`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_rotate_case(rng, 40, 1), _rotate_case(rng, 33, 32)]
+        + ([_rotate_case(rng, 1001, 999)] if gpu else [])
+    ),
+    trace_case=1,
+    trace_blocks=1,
     checks=(checks.NoBankConflicts(), checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 03.5, the tiled matrix multiply.",
     performance=lambda rng: _rotate_case(rng, 4096, 4096),
@@ -243,13 +286,22 @@ def _matmul_case(rng, m, k, n):
     a, b = data.signed(rng, (m, k)), data.signed(rng, (k, n))
     expected = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
     grid = (data.blocks(n, MM_TILE), data.blocks(m, MM_TILE))
-    return Case(f"({m} x {k}) @ ({k} x {n})", {"a": a, "b": b, "c": data.empty((m, n))},
-                {"c": expected}, grid, (MM_TILE, MM_TILE), rtol=1e-4, atol=1e-4,
-                bytes_moved=a.nbytes + b.nbytes + 4 * m * n)
+    return Case(
+        f"({m} x {k}) @ ({k} x {n})",
+        {"a": a, "b": b, "c": data.empty((m, n))},
+        {"c": expected},
+        grid,
+        (MM_TILE, MM_TILE),
+        rtol=1e-4,
+        atol=1e-4,
+        bytes_moved=a.nbytes + b.nbytes + 4 * m * n,
+    )
 
 
 MATMUL = Exercise(
-    id="03.5", name="matmul", title="A tiled matrix multiply",
+    id="03.5",
+    name="matmul",
+    title="A tiled matrix multiply",
     statement="""\
 `c = a @ b` for float32 matrices, one thread per element of `c`, blocks of 8 x 8 threads. The
 block walks along `k` in 8-wide steps: it loads an 8 x 8 tile of `a` and one of `b` into shared
@@ -278,16 +330,22 @@ def matmul(a, b, c):
         c[row, col] = acc
 ''',
     params=("a", "b", "c"),
-    hints=("Without the first barrier a thread reads tile elements not loaded yet; without the "
-           "second, a fast thread overwrites the tiles while slow ones still read them.",
-           "`sa[ty, tx] = a[row, start + tx] if row < a.shape[0] and start + tx < a.shape[1] "
-           "else 0` (likewise `sb`), `cuda.syncthreads()`, the loop over `j`, "
-           "`cuda.syncthreads()`."),
-    cases=lambda rng, gpu: [_matmul_case(rng, 1, 9, 17), _matmul_case(rng, 17, 20, 5)]
-    + ([_matmul_case(rng, 257, 67, 129)] if gpu else []),
+    hints=(
+        "Without the first barrier a thread reads tile elements not loaded yet; without the "
+        "second, a fast thread overwrites the tiles while slow ones still read them.",
+        "`sa[ty, tx] = a[row, start + tx] if row < a.shape[0] and start + tx < a.shape[1] "
+        "else 0` (likewise `sb`), `cuda.syncthreads()`, the loop over `j`, "
+        "`cuda.syncthreads()`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_matmul_case(rng, 1, 9, 17), _matmul_case(rng, 17, 20, 5)]
+        + ([_matmul_case(rng, 257, 67, 129)] if gpu else [])
+    ),
     trace_case=1,
-    checks=(checks.UsesShared("the tiles of a and b go through shared memory"),
-            checks.NoBankConflicts()),
+    checks=(
+        checks.UsesShared("the tiles of a and b go through shared memory"),
+        checks.NoBankConflicts(),
+    ),
     figure=figures.matmul_tiles,
     next="Next: lesson 04's exercises: constant memory, and when not to use it.",
     performance=lambda rng: _matmul_case(rng, 2048, 256, 2048),

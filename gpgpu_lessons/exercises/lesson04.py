@@ -1,4 +1,5 @@
 """Exercises of lesson 04 (constant memory): broadcasts that pay, and a table that does not."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,14 +13,29 @@ COEFFS = np.array([0.5, -1.25, 0.75, 2.0, -0.5, 0.125, 0.0625], np.float32)
 
 def _poly_case(rng, n, block=BLOCK, timed_only=False):
     x = data.signed(rng, n)
-    expected = data.empty(n) if timed_only else np.polynomial.polynomial.polyval(
-        x.astype(np.float64), COEFFS.astype(np.float64)).astype(np.float32)
-    return Case(f"n = {n}", {"x": x, "out": data.empty(n)}, {"out": expected},
-                data.blocks(n, block), block, rtol=1e-5, atol=1e-5, bytes_moved=8 * n)
+    expected = (
+        data.empty(n)
+        if timed_only
+        else np.polynomial.polynomial.polyval(
+            x.astype(np.float64), COEFFS.astype(np.float64)
+        ).astype(np.float32)
+    )
+    return Case(
+        f"n = {n}",
+        {"x": x, "out": data.empty(n)},
+        {"out": expected},
+        data.blocks(n, block),
+        block,
+        rtol=1e-5,
+        atol=1e-5,
+        bytes_moved=8 * n,
+    )
 
 
 POLY = Exercise(
-    id="04.1", name="poly", title="Coefficients in constant memory",
+    id="04.1",
+    name="poly",
+    title="Coefficients in constant memory",
     statement="""\
 `out[i] = c0 + c1 x + c2 x^2 + ... + c6 x^6` with `x = x[i]` and the seven coefficients
 `COEFFS` below, by Horner's rule. Every lane of a warp needs the same coefficient at the same
@@ -40,12 +56,16 @@ def poly(x, out):
     # TODO: c = cuda.const.array_like(COEFFS); acc = c6; then acc = acc * x + c5, ..., c0
 ''',
     params=("x", "out"),
-    hints=("Horner: `c0 + x (c1 + x (c2 + ... x c6))`: start from the last coefficient.",
-           "`c = cuda.const.array_like(COEFFS)`; `if i < out.size: v = x[i]; acc = c[6]`; "
-           "`for k in range(5, -1, -1): acc = acc * v + c[k]`; `out[i] = acc`."),
-    cases=lambda rng, gpu: [_poly_case(rng, 1), _poly_case(rng, 200)]
-    + ([_poly_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.UsesConstant("the coefficients"), checks.NoSerialisedConstant()),
+    hints=(
+        "Horner: `c0 + x (c1 + x (c2 + ... x c6))`: start from the last coefficient.",
+        "`c = cuda.const.array_like(COEFFS)`; `if i < out.size: v = x[i]; acc = c[6]`; "
+        "`for k in range(5, -1, -1): acc = acc * v + c[k]`; `out[i] = acc`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_poly_case(rng, 1), _poly_case(rng, 200)] + ([_poly_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesConstant("the coefficients"), checks.NoSerialisedConstant()),
     next="Next: 04.2, a filter whose weights go to constant memory.",
     performance=lambda rng: _poly_case(rng, 2**25, 256, timed_only=True),
 )
@@ -57,21 +77,27 @@ def _rows_filtered(image, taps):
     radius = taps.size // 2
     padded = np.pad(image.astype(np.float64), ((0, 0), (radius, radius)), mode="edge")
     w = image.shape[1]
-    return sum(t * padded[:, d:d + w] for d, t in enumerate(taps.astype(np.float64)))
+    return sum(t * padded[:, d : d + w] for d, t in enumerate(taps.astype(np.float64)))
 
 
 def _blur_case(rng, h, w, block=(32, 4), timed_only=False):
     image = data.floats(rng, (h, w))
     grid = (data.blocks(w, block[0]), data.blocks(h, block[1]))
     expected = data.empty((h, w)) if timed_only else _rows_filtered(image, TAPS).astype(np.float32)
-    return Case(f"a {h} x {w} image", {"image": image, "taps": TAPS.copy(),
-                                       "out": data.empty((h, w))},
-                {"out": expected}, grid, block,
-                bytes_moved=2 * image.nbytes)
+    return Case(
+        f"a {h} x {w} image",
+        {"image": image, "taps": TAPS.copy(), "out": data.empty((h, w))},
+        {"out": expected},
+        grid,
+        block,
+        bytes_moved=2 * image.nbytes,
+    )
 
 
 BLUR = Exercise(
-    id="04.2", name="blur_rows", title="Filter weights in constant memory",
+    id="04.2",
+    name="blur_rows",
+    title="Filter weights in constant memory",
     statement="""\
 Blur each row with the 5 taps `TAPS = [1, 4, 6, 4, 1] / 16`: `out[y, x] = sum over d of
 TAPS[d] * image[y, x + d - 2]`, reads past the row's ends clamped to its end pixels. The skeleton
@@ -97,32 +123,43 @@ def blur_rows(image, taps, out):
         out[y, x] = acc
 ''',
     params=("image", "taps", "out"),
-    hints=("`cuda.const.array_like` takes a module-level NumPy array and makes a constant-memory "
-           "copy the kernel reads; all lanes read the same tap at once: a broadcast.",
-           "`c = cuda.const.array_like(TAPS)` at the top of the kernel, then `c[d]` for "
-           "`taps[d]`."),
-    cases=lambda rng, gpu: [_blur_case(rng, 1, 37), _blur_case(rng, 9, 40)]
-    + ([_blur_case(rng, 1001, 999)] if gpu else []),
-    trace_case=1, checks=(checks.UsesConstant("the taps"), checks.NoSerialisedConstant()),
+    hints=(
+        "`cuda.const.array_like` takes a module-level NumPy array and makes a constant-memory "
+        "copy the kernel reads; all lanes read the same tap at once: a broadcast.",
+        "`c = cuda.const.array_like(TAPS)` at the top of the kernel, then `c[d]` for `taps[d]`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_blur_case(rng, 1, 37), _blur_case(rng, 9, 40)]
+        + ([_blur_case(rng, 1001, 999)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesConstant("the taps"), checks.NoSerialisedConstant()),
     next="Next: 04.3, a colour matrix in constant memory.",
     performance=lambda rng: _blur_case(rng, 4096, 4096, timed_only=True),
 )
-YCC = np.array([[0.299, 0.587, 0.114],
-                [-0.168736, -0.331264, 0.5],
-                [0.5, -0.418688, -0.081312]], np.float32)
+YCC = np.array(
+    [[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5], [0.5, -0.418688, -0.081312]], np.float32
+)
 YCC_OFFSET = np.array([0.0, 0.5, 0.5], np.float32)
 
 
 def _colour_case(rng, h, w, block=BLOCK):
     image = data.floats(rng, (h, w, 3), 0.05, 1.0)
     expected = image.astype(np.float64) @ YCC.T.astype(np.float64) + YCC_OFFSET
-    return Case(f"a {h} x {w} RGB image", {"image": image, "out": data.empty((h, w, 3))},
-                {"out": expected.astype(np.float32)}, data.blocks(h * w, block), block,
-                bytes_moved=2 * image.nbytes)
+    return Case(
+        f"a {h} x {w} RGB image",
+        {"image": image, "out": data.empty((h, w, 3))},
+        {"out": expected.astype(np.float32)},
+        data.blocks(h * w, block),
+        block,
+        bytes_moved=2 * image.nbytes,
+    )
 
 
 COLOUR = Exercise(
-    id="04.3", name="to_ycbcr", title="A colour matrix in constant memory",
+    id="04.3",
+    name="to_ycbcr",
+    title="A colour matrix in constant memory",
     statement="""\
 Convert an `(h, w, 3)` float32 RGB image to YCbCr: each output pixel is `YCC @ rgb + OFFSET`
 with the 3 x 3 matrix and the offset below (JPEG's). One thread per pixel (blocks of 128,
@@ -145,13 +182,17 @@ def to_ycbcr(image, out):
     # TODO: m = cuda.const.array_like(YCC), o = ...(OFFSET); pixel (p // w, p % w)
 ''',
     params=("image", "out"),
-    hints=("`m = cuda.const.array_like(YCC)` gives a 3 x 3 constant array: `m[k, c]`.",
-           "`if p < h * w: y, x = p // w, p % w`; `for k in range(3): out[y, x, k] = o[k] + "
-           "m[k, 0] * image[y, x, 0] + m[k, 1] * image[y, x, 1] + m[k, 2] * image[y, x, 2]`."),
-    cases=lambda rng, gpu: [_colour_case(rng, 1, 5), _colour_case(rng, 7, 30)]
-    + ([_colour_case(rng, 1001, 999)] if gpu else []),
-    trace_case=1, checks=(checks.UsesConstant("the matrix and the offset"),
-                          checks.NoSerialisedConstant()),
+    hints=(
+        "`m = cuda.const.array_like(YCC)` gives a 3 x 3 constant array: `m[k, c]`.",
+        "`if p < h * w: y, x = p // w, p % w`; `for k in range(3): out[y, x, k] = o[k] + "
+        "m[k, 0] * image[y, x, 0] + m[k, 1] * image[y, x, 1] + m[k, 2] * image[y, x, 2]`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_colour_case(rng, 1, 5), _colour_case(rng, 7, 30)]
+        + ([_colour_case(rng, 1001, 999)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.UsesConstant("the matrix and the offset"), checks.NoSerialisedConstant()),
     next="Next: 04.4, a table where constant memory is the wrong choice.",
     performance=lambda rng: _colour_case(rng, 4096, 4096, 256),
 )
@@ -161,13 +202,20 @@ GAMMA = (255 * (np.arange(256) / 255) ** (1 / 2.2)).round().astype(np.uint8)
 
 def _gamma_case(rng, n, block=BLOCK):
     pixels = data.pixels(rng, n, 0)
-    return Case(f"n = {n} random pixels", {"pixels": pixels, "lut": GAMMA.copy(),
-                                          "out": data.empty(n, np.uint8)},
-                {"out": GAMMA[pixels]}, data.blocks(n, block), block, bytes_moved=2 * n)
+    return Case(
+        f"n = {n} random pixels",
+        {"pixels": pixels, "lut": GAMMA.copy(), "out": data.empty(n, np.uint8)},
+        {"out": GAMMA[pixels]},
+        data.blocks(n, block),
+        block,
+        bytes_moved=2 * n,
+    )
 
 
 GAMMA_TABLE = Exercise(
-    id="04.4", name="gamma", title="When constant memory is the wrong choice",
+    id="04.4",
+    name="gamma",
+    title="When constant memory is the wrong choice",
     statement="""\
 `out[i] = lut[pixels[i]]`: a gamma correction through a 256-entry table. The skeleton puts the
 table in constant memory. But the lanes of a warp look up *different* entries (one per pixel
@@ -190,12 +238,17 @@ def gamma(pixels, lut, out):
         out[i] = table[pixels[i]]
 ''',
     params=("pixels", "lut", "out"),
-    hints=("The grader passes the same table as `lut`, a device array in global memory.",
-           "`out[i] = lut[pixels[i]]`, or copy `lut` into a `cuda.shared.array(256, uint8)` "
-           "(every thread copies some entries, then a barrier) and read from there."),
-    cases=lambda rng, gpu: [_gamma_case(rng, 1), _gamma_case(rng, 300)]
-    + ([_gamma_case(rng, 1_000_003)] if gpu else []),
-    trace_case=1, checks=(checks.NoSerialisedConstant(),),
+    hints=(
+        "The grader passes the same table as `lut`, a device array in global memory.",
+        "`out[i] = lut[pixels[i]]`, or copy `lut` into a `cuda.shared.array(256, uint8)` "
+        "(every thread copies some entries, then a barrier) and read from there.",
+    ),
+    cases=lambda rng, gpu: (
+        [_gamma_case(rng, 1), _gamma_case(rng, 300)]
+        + ([_gamma_case(rng, 1_000_003)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.NoSerialisedConstant(),),
     next="Next: 04.5, a 3 x 3 filter: constant weights and a shared tile.",
     performance=lambda rng: _gamma_case(rng, 2**25, 256),
 )
@@ -207,20 +260,31 @@ F_TILE = 8
 def _filtered(image, weights):
     padded = np.pad(image.astype(np.float64), 1, mode="edge")
     h, w = image.shape
-    return sum(weights[dy, dx] * padded[dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3))
+    return sum(
+        weights[dy, dx] * padded[dy : dy + h, dx : dx + w] for dy in range(3) for dx in range(3)
+    )
 
 
 def _sharpen_case(rng, h, w, tile=F_TILE, timed_only=False):
     image = data.floats(rng, (h, w))
     grid = (data.blocks(w, tile), data.blocks(h, tile))
     expected = data.empty((h, w)) if timed_only else _filtered(image, SHARPEN).astype(np.float32)
-    return Case(f"a {h} x {w} image", {"image": image, "out": data.empty((h, w))},
-                {"out": expected}, grid, (tile, tile),
-                rtol=1e-5, atol=1e-5, bytes_moved=2 * image.nbytes)
+    return Case(
+        f"a {h} x {w} image",
+        {"image": image, "out": data.empty((h, w))},
+        {"out": expected},
+        grid,
+        (tile, tile),
+        rtol=1e-5,
+        atol=1e-5,
+        bytes_moved=2 * image.nbytes,
+    )
 
 
 SHARPEN_FILTER = Exercise(
-    id="04.5", name="sharpen", title="Constant weights and a shared tile",
+    id="04.5",
+    name="sharpen",
+    title="Constant weights and a shared tile",
     statement="""\
 A 3 x 3 sharpening filter: `out[y, x] = sum of SHARPEN[dy, dx] * image[y + dy - 1, x + dx - 1]`,
 reads past an edge clamped to the edge. Both lessons at once: the nine weights in **constant
@@ -247,16 +311,23 @@ def sharpen(image, out):
     # TODO: fill the (clamped) tile, a barrier, then the weighted sum of tile[ty:ty+3, tx:tx+3]
 ''',
     params=("image", "out"),
-    hints=("Exercise 02.4 fills such a tile: `k = ty * TILE + tx`, then `k += TILE * TILE` while "
-           "`k < HALO * HALO`.",
-           "`acc += weights[dy, dx] * tile[ty + dy, tx + dx]` for dy, dx in 0..2, and write "
-           "`out[y0 + 1 + ty, x0 + 1 + tx]` when inside the image."),
-    cases=lambda rng, gpu: [_sharpen_case(rng, 1, 20), _sharpen_case(rng, 9, 17)]
-    + ([_sharpen_case(rng, 1001, 999)] if gpu else []),
+    hints=(
+        "Exercise 02.4 fills such a tile: `k = ty * TILE + tx`, then `k += TILE * TILE` while "
+        "`k < HALO * HALO`.",
+        "`acc += weights[dy, dx] * tile[ty + dy, tx + dx]` for dy, dx in 0..2, and write "
+        "`out[y0 + 1 + ty, x0 + 1 + tx]` when inside the image.",
+    ),
+    cases=lambda rng, gpu: (
+        [_sharpen_case(rng, 1, 20), _sharpen_case(rng, 9, 17)]
+        + ([_sharpen_case(rng, 1001, 999)] if gpu else [])
+    ),
     trace_case=1,
-    checks=(checks.UsesConstant("the weights"), checks.NoSerialisedConstant(),
-            checks.UsesShared("the image goes through a shared tile"),
-            checks.GlobalReadsAtMost(6.0, "Read the tile into shared memory once.")),
+    checks=(
+        checks.UsesConstant("the weights"),
+        checks.NoSerialisedConstant(),
+        checks.UsesShared("the image goes through a shared tile"),
+        checks.GlobalReadsAtMost(6.0, "Read the tile into shared memory once."),
+    ),
     next="Next: lesson 05's exercises: atomics, and how to need fewer of them.",
     performance=lambda rng: _sharpen_case(rng, 4096, 4096, timed_only=True),
 )

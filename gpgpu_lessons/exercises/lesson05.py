@@ -1,4 +1,5 @@
 """Exercises of lesson 05 (atomics vs reduction): counts, shuffles, histogram, dot, compaction."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,13 +14,22 @@ THRESHOLD = np.float32(1.2)
 def _count_case(rng, n, block=BLOCK):
     x = data.floats(rng, n)
     expected = np.array([np.count_nonzero(x > THRESHOLD)], np.int32)
-    return Case(f"n = {n}", {"x": x, "threshold": THRESHOLD, "count": data.empty(1, np.int32)},
-                {"count": expected}, data.blocks(n, block), block, zeros=("count",),
-                write_once=False, bytes_moved=4 * n)
+    return Case(
+        f"n = {n}",
+        {"x": x, "threshold": THRESHOLD, "count": data.empty(1, np.int32)},
+        {"count": expected},
+        data.blocks(n, block),
+        block,
+        zeros=("count",),
+        write_once=False,
+        bytes_moved=4 * n,
+    )
 
 
 COUNT = Exercise(
-    id="05.1", name="count_above", title="Count with an atomic",
+    id="05.1",
+    name="count_above",
+    title="Count with an atomic",
     statement="""\
 Count the elements of `x` above `threshold` into `count[0]` (which starts at 0), one thread per
 element, blocks of 64. Many threads add to the same counter at the same time: `count[0] += 1`
@@ -34,12 +44,17 @@ def count_above(x, threshold, count):
         count[0] += 1  # TODO: a read-modify-write that other threads interrupt
 ''',
     params=("x", "threshold", "count"),
-    hints=("`count[0] += 1` is three steps (read, add, write); another thread can write between "
-           "your read and your write.",
-           "`cuda.atomic.add(count, 0, 1)`."),
-    cases=lambda rng, gpu: [_count_case(rng, 1), _count_case(rng, 300)]
-    + ([_count_case(rng, 1_000_003, 256)] if gpu else []),
-    trace_case=1, checks=(),
+    hints=(
+        "`count[0] += 1` is three steps (read, add, write); another thread can write between "
+        "your read and your write.",
+        "`cuda.atomic.add(count, 0, 1)`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_count_case(rng, 1), _count_case(rng, 300)]
+        + ([_count_case(rng, 1_000_003, 256)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(),
     next="Next: 05.2, a warp adds up its 32 values without shared memory.",
     performance=lambda rng: _count_case(rng, 2**25, 256),
 )
@@ -61,19 +76,32 @@ def _warp_sums_case(rng, n, block=BLOCK):
         k = int(np.flatnonzero(wrong)[0])
         why = ""
         if np.isnan(sums[k]):
-            why = (": NaN is what a shuffle gives in the simulator when it reads a lane that "
-                   "takes no part (one that returned early or skipped the shuffle under an "
-                   "`if`; on a GPU: garbage). Every lane of the warp must shuffle; lanes past "
-                   "the end contribute 0")
-        return (f"{int(wrong.sum())} of {sums.size} warp sums are wrong; the first, sums[{k}]: "
-                f"expected {expected[k]:.6g}, got {sums[k]:.6g}{why}")
+            why = (
+                ": NaN is what a shuffle gives in the simulator when it reads a lane that "
+                "takes no part (one that returned early or skipped the shuffle under an "
+                "`if`; on a GPU: garbage). Every lane of the warp must shuffle; lanes past "
+                "the end contribute 0"
+            )
+        return (
+            f"{int(wrong.sum())} of {sums.size} warp sums are wrong; the first, sums[{k}]: "
+            f"expected {expected[k]:.6g}, got {sums[k]:.6g}{why}"
+        )
 
-    return Case(f"n = {n}", {"x": x, "sums": data.empty(warps)}, {"sums": np.zeros(warps)},
-                data.blocks(n, block), block, verify=verify, bytes_moved=4 * n)
+    return Case(
+        f"n = {n}",
+        {"x": x, "sums": data.empty(warps)},
+        {"sums": np.zeros(warps)},
+        data.blocks(n, block),
+        block,
+        verify=verify,
+        bytes_moved=4 * n,
+    )
 
 
 WARP_SUM = Exercise(
-    id="05.2", name="warp_sums", title="A warp-shuffle sum",
+    id="05.2",
+    name="warp_sums",
+    title="A warp-shuffle sum",
     statement="""\
 `sums[w]` = the sum of the 32 elements of warp `w` (elements past the end count as 0), blocks
 of 64 threads. No shared memory: each lane holds one value, and `cuda.shfl_down_sync(mask,
@@ -96,15 +124,22 @@ def warp_sums(x, sums):
         sums[i // 32] = value
 ''',
     params=("x", "sums"),
-    hints=("After the step with offset 16, lane k holds x[k] + x[k + 16]; after 8, four "
-           "elements; ... after 1, lane 0 holds all 32.",
-           "`offset = 16`; `while offset > 0: value += cuda.shfl_down_sync(FULL_MASK, value, "
-           "offset)`; `offset //= 2`. Every lane runs the loop (no `if` around it)."),
-    cases=lambda rng, gpu: [_warp_sums_case(rng, 40), _warp_sums_case(rng, 300)]
-    + ([_warp_sums_case(rng, 1_000_003, 256)] if gpu else []),
+    hints=(
+        "After the step with offset 16, lane k holds x[k] + x[k + 16]; after 8, four "
+        "elements; ... after 1, lane 0 holds all 32.",
+        "`offset = 16`; `while offset > 0: value += cuda.shfl_down_sync(FULL_MASK, value, "
+        "offset)`; `offset //= 2`. Every lane runs the loop (no `if` around it).",
+    ),
+    cases=lambda rng, gpu: (
+        [_warp_sums_case(rng, 40), _warp_sums_case(rng, 300)]
+        + ([_warp_sums_case(rng, 1_000_003, 256)] if gpu else [])
+    ),
     trace_case=1,
-    checks=(checks.SourceUses(("shfl_",), "a warp shuffle (`cuda.shfl_down_sync`, "
-                                           "`cuda.shfl_xor_sync`)"),),
+    checks=(
+        checks.SourceUses(
+            ("shfl_",), "a warp shuffle (`cuda.shfl_down_sync`, `cuda.shfl_xor_sync`)"
+        ),
+    ),
     figure=figures.shuffle_tree,
     next="Next: 05.3, one atomic per warp with a ballot.",
     performance=lambda rng: _warp_sums_case(rng, 2**25, 256),
@@ -116,14 +151,22 @@ BRIGHT = 200
 def _bright_case(rng, n, block=BLOCK):
     pixels = data.pixels(rng, n)
     expected = np.array([np.count_nonzero(pixels > BRIGHT)], np.int32)
-    return Case(f"n = {n}", {"pixels": pixels, "threshold": np.int32(BRIGHT),
-                             "count": data.empty(1, np.int32)},
-                {"count": expected}, data.blocks(n, block), block, zeros=("count",),
-                write_once=False, bytes_moved=n)
+    return Case(
+        f"n = {n}",
+        {"pixels": pixels, "threshold": np.int32(BRIGHT), "count": data.empty(1, np.int32)},
+        {"count": expected},
+        data.blocks(n, block),
+        block,
+        zeros=("count",),
+        write_once=False,
+        bytes_moved=n,
+    )
 
 
 BALLOT = Exercise(
-    id="05.3", name="count_bright", title="One atomic per warp",
+    id="05.3",
+    name="count_bright",
+    title="One atomic per warp",
     statement="""\
 The skeleton counts bright pixels (`> threshold`) with one atomic per bright pixel: every bright
 lane of a warp updates the same address, and those atomics wait for each other. Make it **one
@@ -139,13 +182,18 @@ def count_bright(pixels, threshold, count):
         cuda.atomic.add(count, 0, 1)
 ''',
     params=("pixels", "threshold", "count"),
-    hints=("`is_bright = i < pixels.size and pixels[i] > threshold` is False past the end, so "
-           "every lane can vote.",
-           "`mask = cuda.ballot_sync(0xFFFFFFFF, is_bright)`; `if cuda.threadIdx.x % 32 == 0: "
-           "cuda.atomic.add(count, 0, cuda.popc(mask))`."),
-    cases=lambda rng, gpu: [_bright_case(rng, 1), _bright_case(rng, 300)]
-    + ([_bright_case(rng, 1_000_003, 256)] if gpu else []),
-    trace_case=1, checks=(checks.NoAtomicContention("global"),),
+    hints=(
+        "`is_bright = i < pixels.size and pixels[i] > threshold` is False past the end, so "
+        "every lane can vote.",
+        "`mask = cuda.ballot_sync(0xFFFFFFFF, is_bright)`; `if cuda.threadIdx.x % 32 == 0: "
+        "cuda.atomic.add(count, 0, cuda.popc(mask))`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_bright_case(rng, 1), _bright_case(rng, 300)]
+        + ([_bright_case(rng, 1_000_003, 256)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.NoAtomicContention("global"),),
     next="Next: 05.4, a histogram with bins in shared memory.",
     performance=lambda rng: _bright_case(rng, 2**25, 256),
 )
@@ -156,16 +204,25 @@ HIST_GRID = 2
 
 def _histogram_case(rng, n, grid=HIST_GRID, block=BLOCK):
     values = data.pixels(rng, n, 0)
-    if n > 20:   # a crowded bin, as in real images: contention shows
+    if n > 20:  # a crowded bin, as in real images: contention shows
         values[: n // 3] = rng.integers(96, 112, size=n // 3, dtype=np.uint8)
     expected = np.bincount(values >> 4, minlength=BINS).astype(np.int32)
-    return Case(f"n = {n} with {grid} blocks of {block}",
-                {"values": values, "bins": data.empty(BINS, np.int32)}, {"bins": expected},
-                grid, block, zeros=("bins",), write_once=False, bytes_moved=n)
+    return Case(
+        f"n = {n} with {grid} blocks of {block}",
+        {"values": values, "bins": data.empty(BINS, np.int32)},
+        {"bins": expected},
+        grid,
+        block,
+        zeros=("bins",),
+        write_once=False,
+        bytes_moved=n,
+    )
 
 
 HISTOGRAM = Exercise(
-    id="05.4", name="histogram", title="A histogram with shared bins",
+    id="05.4",
+    name="histogram",
+    title="A histogram with shared bins",
     statement="""\
 A 16-bin histogram of uint8 `values` (bin `v >> 4`) into `bins` (which starts at 0). 2 blocks
 of 64 threads walk the data with a grid-stride loop. Atomics straight into global `bins` pile up
@@ -185,15 +242,22 @@ def histogram(values, bins):
         cuda.atomic.add(bins, values[j] >> 4, 1)
 ''',
     params=("values", "bins"),
-    hints=("Three phases, a barrier between each: zero the shared bins (threads t < 16), count "
-           "into them with `cuda.atomic.add` on the shared array, add them to `bins`.",
-           "`local = cuda.shared.array(BINS, int32)`; `t = cuda.threadIdx.x`; `if t < BINS: "
-           "local[t] = 0`; barrier; the loop with `cuda.atomic.add(local, values[j] >> 4, 1)`; "
-           "barrier; `if t < BINS: cuda.atomic.add(bins, t, local[t])`."),
-    cases=lambda rng, gpu: [_histogram_case(rng, 5), _histogram_case(rng, 1000)]
-    + ([_histogram_case(rng, 1_000_003, 264, 256)] if gpu else []),
-    trace_case=1, checks=(checks.UsesShared("the bins of each block live in shared memory"),
-                          checks.NoAtomicContention("global")),
+    hints=(
+        "Three phases, a barrier between each: zero the shared bins (threads t < 16), count "
+        "into them with `cuda.atomic.add` on the shared array, add them to `bins`.",
+        "`local = cuda.shared.array(BINS, int32)`; `t = cuda.threadIdx.x`; `if t < BINS: "
+        "local[t] = 0`; barrier; the loop with `cuda.atomic.add(local, values[j] >> 4, 1)`; "
+        "barrier; `if t < BINS: cuda.atomic.add(bins, t, local[t])`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_histogram_case(rng, 5), _histogram_case(rng, 1000)]
+        + ([_histogram_case(rng, 1_000_003, 264, 256)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(
+        checks.UsesShared("the bins of each block live in shared memory"),
+        checks.NoAtomicContention("global"),
+    ),
     next="Next: 05.5, a dot product that beats one atomic per element.",
     performance=lambda rng: _histogram_case(rng, 2**25, 1056, 256),
 )
@@ -206,13 +270,24 @@ def _dot_case(rng, n, grid=DOT_GRID, block=BLOCK):
     expected = np.array([np.dot(x.astype(np.float64), y.astype(np.float64))], np.float32)
     # float32 additions in any order (atomics): the error grows like sqrt(n) rounding steps
     rtol = max(1e-5, 3e-7 * np.sqrt(n))
-    return Case(f"n = {n} with {grid} blocks of {block}",
-                {"x": x, "y": y, "out": data.empty(1)}, {"out": expected}, grid, block,
-                zeros=("out",), write_once=False, rtol=rtol, atol=0, bytes_moved=8 * n)
+    return Case(
+        f"n = {n} with {grid} blocks of {block}",
+        {"x": x, "y": y, "out": data.empty(1)},
+        {"out": expected},
+        grid,
+        block,
+        zeros=("out",),
+        write_once=False,
+        rtol=rtol,
+        atol=0,
+        bytes_moved=8 * n,
+    )
 
 
 DOT = Exercise(
-    id="05.5", name="dot", title="A dot product with one atomic per block",
+    id="05.5",
+    name="dot",
+    title="A dot product with one atomic per block",
     statement="""\
 `out[0] = x . y` (float32; `out` starts at 0), with 2 blocks of 64 threads and a grid-stride
 loop. The skeleton does one atomic per element: all of them on one address, one after the other.
@@ -233,14 +308,19 @@ def dot(x, y, out):
         cuda.atomic.add(out, 0, x[j] * y[j])
 ''',
     params=("x", "y", "out"),
-    hints=("`acc = float32(0)`; the loop adds into `acc`; then `partial = cuda.shared.array(B, "
-           "float32)`, `partial[t] = acc`, a barrier, and lesson 03's tree with sequential "
-           "addressing.",
-           "After the tree (`s = B // 2`; `while s > 0: if t < s: partial[t] += partial[t + s]`; "
-           "barrier; `s //= 2`), `if t == 0: cuda.atomic.add(out, 0, partial[0])`."),
-    cases=lambda rng, gpu: [_dot_case(rng, 3), _dot_case(rng, 1000)]
-    + ([_dot_case(rng, 1_000_003, 264, 64)] if gpu else []),
-    trace_case=1, checks=(checks.NoAtomicContention("global"),),
+    hints=(
+        "`acc = float32(0)`; the loop adds into `acc`; then `partial = cuda.shared.array(B, "
+        "float32)`, `partial[t] = acc`, a barrier, and lesson 03's tree with sequential "
+        "addressing.",
+        "After the tree (`s = B // 2`; `while s > 0: if t < s: partial[t] += partial[t + s]`; "
+        "barrier; `s //= 2`), `if t == 0: cuda.atomic.add(out, 0, partial[0])`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_dot_case(rng, 3), _dot_case(rng, 1000)]
+        + ([_dot_case(rng, 1_000_003, 264, 64)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.NoAtomicContention("global"),),
     next="Next: 05.6, stream compaction: where does each lane write?",
     performance=lambda rng: _dot_case(rng, 2**25, 4224, 64),
 )
@@ -259,22 +339,34 @@ def _compact_case(rng, n, block=BLOCK, timed_only=False):
         out = got["out"][:count]
         if np.isnan(out).any():
             first = int(np.flatnonzero(np.isnan(out))[0])
-            return (f"out[{first}] was never written, though count = {count}: two lanes "
-                    "wrote to the same slot? Each kept lane needs its own slot: base + its rank")
+            return (
+                f"out[{first}] was never written, though count = {count}: two lanes "
+                "wrote to the same slot? Each kept lane needs its own slot: base + its rank"
+            )
         if not np.array_equal(np.sort(out), kept):
-            return ("out[:count] holds other values than the elements above the threshold "
-                    "(in any order): lanes write to each other's slots?")
+            return (
+                "out[:count] holds other values than the elements above the threshold "
+                "(in any order): lanes write to each other's slots?"
+            )
         return None
 
-    return Case(f"n = {n}", {"x": x, "threshold": KEEP, "out": data.empty(n),
-                             "count": data.empty(1, np.int32)},
-                {"out": np.zeros(n, np.float32), "count": np.zeros(1, np.int32)},
-                data.blocks(n, block), block, zeros=("count",), write_once=("out",),
-                verify=verify, bytes_moved=4 * n + 4 * kept.size)
+    return Case(
+        f"n = {n}",
+        {"x": x, "threshold": KEEP, "out": data.empty(n), "count": data.empty(1, np.int32)},
+        {"out": np.zeros(n, np.float32), "count": np.zeros(1, np.int32)},
+        data.blocks(n, block),
+        block,
+        zeros=("count",),
+        write_once=("out",),
+        verify=verify,
+        bytes_moved=4 * n + 4 * kept.size,
+    )
 
 
 COMPACT = Exercise(
-    id="05.6", name="compact", title="Stream compaction with one atomic per warp",
+    id="05.6",
+    name="compact",
+    title="Stream compaction with one atomic per warp",
     statement="""\
 Copy the elements of `x` above `threshold` to the front of `out`, in any order, and their number
 to `count[0]` (which starts at 0). The skeleton takes one slot per kept element with an atomic
@@ -291,15 +383,20 @@ def compact(x, threshold, out, count):
         out[slot] = x[i]
 ''',
     params=("x", "threshold", "out", "count"),
-    hints=("The rank of lane `l` among the kept lanes is `cuda.popc(ballot & ((1 << l) - 1))`: "
-           "the kept lanes below it.",
-           "`keep = i < x.size and x[i] > threshold`; `ballot = cuda.ballot_sync(0xFFFFFFFF, "
-           "keep)`; `base = 0`; `if lane == 0: base = cuda.atomic.add(count, 0, "
-           "cuda.popc(ballot))`; `base = cuda.shfl_sync(0xFFFFFFFF, base, 0)`; `if keep: "
-           "out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]`."),
-    cases=lambda rng, gpu: [_compact_case(rng, 1), _compact_case(rng, 300)]
-    + ([_compact_case(rng, 1_000_003, 256)] if gpu else []),
-    trace_case=1, checks=(checks.NoAtomicContention("global"),),
+    hints=(
+        "The rank of lane `l` among the kept lanes is `cuda.popc(ballot & ((1 << l) - 1))`: "
+        "the kept lanes below it.",
+        "`keep = i < x.size and x[i] > threshold`; `ballot = cuda.ballot_sync(0xFFFFFFFF, "
+        "keep)`; `base = 0`; `if lane == 0: base = cuda.atomic.add(count, 0, "
+        "cuda.popc(ballot))`; `base = cuda.shfl_sync(0xFFFFFFFF, base, 0)`; `if keep: "
+        "out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]`.",
+    ),
+    cases=lambda rng, gpu: (
+        [_compact_case(rng, 1), _compact_case(rng, 300)]
+        + ([_compact_case(rng, 1_000_003, 256)] if gpu else [])
+    ),
+    trace_case=1,
+    checks=(checks.NoAtomicContention("global"),),
     next="That was the last one: exercises.progress() shows what is left.",
     performance=lambda rng: _compact_case(rng, 2**25, 256, timed_only=True),
 )

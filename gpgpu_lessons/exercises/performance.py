@@ -5,6 +5,7 @@ timed on guarded arrays. Outputs that start at zero (counters, sums) are cleared
 timed launch, in the timing of both kernels: a kernel that reserves slots with an atomic counter
 (05.6) would otherwise write past the end of its output from the second launch on.
 """
+
 from __future__ import annotations
 
 from .. import launch, runtime, timing
@@ -17,8 +18,9 @@ def time_kernel(kernel, case, params, name) -> timing.Timing:
     args, guarded = running.device_args(case, params)
     steps = [fill.zero_step(guarded[output].array) for output in case.zeros]
     steps.append(launch.Step(kernel, case.grid, case.block, tuple(args)))
-    measured = timing.benchmark(launch.Launch(tuple(steps)), name=name,
-                                bytes_moved=case.bytes_moved)
+    measured = timing.benchmark(
+        launch.Launch(tuple(steps)), name=name, bytes_moved=case.bytes_moved
+    )
     running.check_guards(guarded.values())
     return measured
 
@@ -31,8 +33,9 @@ def compare(exercise, fn, rng) -> tuple[str, list[tuple[str, str]]]:
     case = exercise.performance(rng)
     rehearsed = rehearsal.rehearse(exercise, fn, case)
     if not rehearsed.safe:
-        return "", [(kind, f"At the timing shape: {sentence}")
-                    for kind, sentence in rehearsed.problems]
+        return "", [
+            (kind, f"At the timing shape: {sentence}") for kind, sentence in rehearsed.problems
+        ]
     try:
         mine = time_kernel(fn, case, exercise.params, "yours")
     except running.GuardDamaged as error:
@@ -41,16 +44,22 @@ def compare(exercise, fn, rng) -> tuple[str, list[tuple[str, str]]]:
     except Exception as error:  # timing is a bonus: never let it fail a correct kernel
         return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)", []
     try:
-        reference = time_kernel(solutions.reference(exercise.id), case, exercise.params,
-                                "reference")
+        reference = time_kernel(
+            solutions.reference(exercise.id), case, exercise.params, "reference"
+        )
         ceiling = timing.copy_ceiling()
     except Exception as error:  # timing is a bonus: never let it fail a correct kernel
         return f"(Could not time it on the GPU: {type(error).__name__}: {error}.)", []
     gpu = runtime.device_info().name
-    reset = (f" (each launch after clearing {', '.join(f'`{z}`' for z in case.zeros)})"
-             if case.zeros else "")
-    sentence = (f"On the {gpu}, {case.label}{reset}: {mine.gbs:,.0f} GB/s, "
-                f"{mine.gbs / ceiling.gbs:.0%} of the device copy ({ceiling.gbs:,.0f} GB/s); the "
-                f"reference solution reaches {reference.gbs:,.0f} GB/s "
-                f"({mine.median_ms / reference.median_ms:.2f}x its time).")
+    reset = (
+        f" (each launch after clearing {', '.join(f'`{z}`' for z in case.zeros)})"
+        if case.zeros
+        else ""
+    )
+    sentence = (
+        f"On the {gpu}, {case.label}{reset}: {mine.gbs:,.0f} GB/s, "
+        f"{mine.gbs / ceiling.gbs:.0%} of the device copy ({ceiling.gbs:,.0f} GB/s); the "
+        f"reference solution reaches {reference.gbs:,.0f} GB/s "
+        f"({mine.median_ms / reference.median_ms:.2f}x its time)."
+    )
     return sentence, []

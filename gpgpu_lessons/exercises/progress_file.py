@@ -4,6 +4,7 @@ The file is `.progress.json` in the notebooks' folder (the working directory of 
 or `notebooks/` below the working directory), or wherever `GPGPU_LESSONS_PROGRESS` points.
 It never lives in the package.
 """
+
 from __future__ import annotations
 
 import datetime

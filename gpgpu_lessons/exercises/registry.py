@@ -1,4 +1,5 @@
 """What an exercise is (statement, skeleton, test cases, checks, hints) and where to find one."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -36,9 +37,9 @@ class Case:
     zeros: tuple[str, ...] = ()
     rtol: float = 1e-5
     atol: float = 1e-6
-    write_once: bool | tuple[str, ...] = True   # outputs whose elements one thread writes, once
+    write_once: bool | tuple[str, ...] = True  # outputs whose elements one thread writes, once
     verify: Callable[[dict[str, np.ndarray]], str | None] | None = None
-    bytes_moved: int | None = None   # for the bandwidth on a GPU
+    bytes_moved: int | None = None  # for the bandwidth on a GPU
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class Exercise:
     cases: Callable[[np.random.Generator, bool], list[Case]] | None = None
     checks: tuple = ()
     trace_case: int = -1
-    trace_blocks: int | None = 2     # blocks the tracer samples (None: all)
+    trace_blocks: int | None = 2  # blocks the tracer samples (None: all)
     kind: str = "kernel"
     check_function: Callable[[Callable], list[str]] | None = None
     figure: Callable[[], Any] | None = None
@@ -102,17 +103,20 @@ def get(exercise_id) -> Exercise:
     """The exercise with this id ("03.2"), or a ValueError that lists the ones that exist."""
     exercises = _load()
     if not isinstance(exercise_id, str):
-        raise TypeError(f"an exercise id is a string such as \"03.2\", got {exercise_id!r}")
+        raise TypeError(f'an exercise id is a string such as "03.2", got {exercise_id!r}')
     key = exercise_id.strip()
     if key in exercises:
         return exercises[key]
     lesson = key.split(".")[0].zfill(2)
     same_lesson = [e.id for e in exercises.values() if e.lesson == lesson]
     if same_lesson:
-        raise ValueError(f"there is no exercise {exercise_id!r}; lesson {lesson} has "
-                         f"{', '.join(same_lesson)}")
-    raise ValueError(f"there is no exercise {exercise_id!r}; ids look like \"03.2\" (lesson 03, "
-                     f"exercise 2): exercises.catalog() lists them all")
+        raise ValueError(
+            f"there is no exercise {exercise_id!r}; lesson {lesson} has {', '.join(same_lesson)}"
+        )
+    raise ValueError(
+        f'there is no exercise {exercise_id!r}; ids look like "03.2" (lesson 03, '
+        f"exercise 2): exercises.catalog() lists them all"
+    )
 
 
 def lesson_exercises(lesson) -> list[Exercise]:

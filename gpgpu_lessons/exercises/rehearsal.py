@@ -12,6 +12,7 @@ is reported as in the simulator and never launched; one the tracer cannot run is
 either. What a rehearsal of some blocks could miss, the guard zones around every array on the
 GPU catch (`running.Guarded`).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -23,9 +24,9 @@ import numpy as np
 
 from . import checks, running, tracing
 
-ALL_BLOCKS_UP_TO = 16_384   # threads: a launch this small is rehearsed whole (every case on CPU)
-BETWEEN = 4                 # blocks besides the corners in the rehearsal of a larger launch
-BUDGET_S = 1.0              # after the first and last block, more blocks only within this time
+ALL_BLOCKS_UP_TO = 16_384  # threads: a launch this small is rehearsed whole (every case on CPU)
+BETWEEN = 4  # blocks besides the corners in the rehearsal of a larger launch
+BUDGET_S = 1.0  # after the first and last block, more blocks only within this time
 
 
 @dataclass
@@ -33,8 +34,8 @@ class Rehearsal:
     """What the simulator saw: the tracer's facts, and the problems that forbid a GPU launch."""
 
     observation: tracing.Observation | None = None
-    complete: bool = True        # every block ran (store counts are then exact)
-    problems: list[tuple[str, str]] = field(default_factory=list)   # (kind, sentence)
+    complete: bool = True  # every block ran (store counts are then exact)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (kind, sentence)
 
     @property
     def safe(self) -> bool:
@@ -73,8 +74,10 @@ def _index_sentence(hazard: tracing.Hazard) -> str:
     if len(index) == len(shape):
         for axis, (i, size) in enumerate(zip(index, shape)):
             if isinstance(i, (int, np.integer)) and not -size <= i < size:
-                return (f"index {i} is out of bounds for axis {axis} with size {size}, in "
-                        f"`{hazard.array}`")
+                return (
+                    f"index {i} is out of bounds for axis {axis} with size {size}, in "
+                    f"`{hazard.array}`"
+                )
     return hazard.detail
 
 
@@ -84,12 +87,14 @@ def out_of_bounds_sentence(hazard: tracing.Hazard, kernel) -> str:
     filename = hazard.file or kernel.py_func.__code__.co_filename
     text = linecache.getline(filename, line).strip() if line else ""
     thread = _point(hazard.threads[0] if hazard.threads else ())
-    return (f"Out of bounds: thread {thread} of block {_point(hazard.block)} ran "
-            f"{running.where(line, text)} with an index outside the array "
-            f"({_index_sentence(hazard)}). On a GPU nothing stops it: it reads garbage or "
-            "overwrites other data, or takes the GPU down for the whole notebook, so the grader "
-            "found it on the simulator and did not launch it. Check the index against the "
-            "array's shape before using it.")
+    return (
+        f"Out of bounds: thread {thread} of block {_point(hazard.block)} ran "
+        f"{running.where(line, text)} with an index outside the array "
+        f"({_index_sentence(hazard)}). On a GPU nothing stops it: it reads garbage or "
+        "overwrites other data, or takes the GPU down for the whole notebook, so the grader "
+        "found it on the simulator and did not launch it. Check the index against the "
+        "array's shape before using it."
+    )
 
 
 def rehearse(exercise, kernel, case) -> Rehearsal:
@@ -114,20 +119,32 @@ def rehearse(exercise, kernel, case) -> Rehearsal:
 def _run(exercise, kernel, case, blocks, result: Rehearsal) -> tracing.Observation | None:
     """Trace the launch (those blocks); add what forbids a GPU launch to result.problems."""
     args = {name: running.start_values(case, name) for name in exercise.params}
-    outputs = {name: args[name] for name in case.expected
-               if blocks is None and isinstance(args.get(name), np.ndarray)
-               and running.writes_once(case, name)}
+    outputs = {
+        name: args[name]
+        for name in case.expected
+        if blocks is None
+        and isinstance(args.get(name), np.ndarray)
+        and running.writes_once(case, name)
+    }
     try:
         with running.quiet():
-            observation = tracing.observe(kernel, case.grid, case.block,
-                                          [args[name] for name in exercise.params],
-                                          blocks=blocks, count_stores=outputs)
+            observation = tracing.observe(
+                kernel,
+                case.grid,
+                case.block,
+                [args[name] for name in exercise.params],
+                blocks=blocks,
+                count_stores=outputs,
+            )
     except tracing.Unavailable as error:
-        result.problems.append((
-            "not rehearsed",
-            "The grader runs every kernel on the simulator before it launches it on the GPU "
-            "(an index out of bounds there can take the GPU down for the whole notebook), and "
-            f"the simulator cannot run yours: {error}. Your kernel was not launched."))
+        result.problems.append(
+            (
+                "not rehearsed",
+                "The grader runs every kernel on the simulator before it launches it on the GPU "
+                "(an index out of bounds there can take the GPU down for the whole notebook), and "
+                f"the simulator cannot run yours: {error}. Your kernel was not launched.",
+            )
+        )
         return None
     except Exception as error:
         crash = running.explain(error, kernel)

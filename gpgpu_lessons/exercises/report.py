@@ -1,4 +1,5 @@
 """The grader's answer: a verdict line, findings in plain words, and a picture where it helps."""
+
 from __future__ import annotations
 
 import base64
@@ -21,7 +22,7 @@ class Report:
     findings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     picture_png: bytes | None = None
-    kinds: set[str] = field(default_factory=set)   # what was found: "values", "race", ...
+    kinds: set[str] = field(default_factory=set)  # what was found: "values", "race", ...
 
     @property
     def verdict(self) -> str:
@@ -40,8 +41,9 @@ class Report:
         color = "#1a7f37" if self.passed else "#b42318"
         parts = [f'<div><b style="color:{color}">{html.escape(self.verdict)}</b>']
         if self.findings:
-            parts.append("<ul>" + "".join(f"<li>{_inline_code(f)}</li>" for f in self.findings)
-                         + "</ul>")
+            parts.append(
+                "<ul>" + "".join(f"<li>{_inline_code(f)}</li>" for f in self.findings) + "</ul>"
+            )
         for note in self.notes:
             parts.append(f"<div>{_inline_code(note)}</div>")
         if self.picture_png:
@@ -91,12 +93,16 @@ def _where_wrong(wrong: np.ndarray, block) -> str:
     bx = block[0]
     full = (columns // bx) * bx
     if 0 < full < columns and (flat_columns >= full).all() and wrong.ndim <= 2:
-        return (f"all of them past element {full} along the last axis: in the last, partial "
-                f"block (the size is not a multiple of the block's {bx} threads)")
+        return (
+            f"all of them past element {full} along the last axis: in the last, partial "
+            f"block (the size is not a multiple of the block's {bx} threads)"
+        )
     edges = (flat_columns % bx == 0) | (flat_columns % bx == bx - 1) | (flat_columns == columns - 1)
     if bx > 2 and edges.all() and len(positions) > 1:
-        return (f"all of them at the first or last element of a block of {bx} along x: "
-                "look at what a thread on a block's edge reads (the halo)")
+        return (
+            f"all of them at the first or last element of a block of {bx} along x: "
+            "look at what a thread on a block's edge reads (the halo)"
+        )
     if wrong.ndim == 2 and wrong.shape[0] > 1 and wrong[0].all() and not wrong[1:].any():
         return "only the first row"
     if wrong.all() and wrong.size > 1:
@@ -104,9 +110,17 @@ def _where_wrong(wrong: np.ndarray, block) -> str:
     return ""
 
 
-def describe_values(name: str, got: np.ndarray, expected: np.ndarray, *, rtol: float,
-                    atol: float, writes: np.ndarray | None, block, case_label: str
-                    ) -> tuple[str | None, np.ndarray | None]:
+def describe_values(
+    name: str,
+    got: np.ndarray,
+    expected: np.ndarray,
+    *,
+    rtol: float,
+    atol: float,
+    writes: np.ndarray | None,
+    block,
+    case_label: str,
+) -> tuple[str | None, np.ndarray | None]:
     """A sentence on the wrong elements of one output, and the mask of wrong elements (or None)."""
     if got.shape != expected.shape:
         return (f"`{name}` has shape {got.shape}, expected {expected.shape}", None)
@@ -115,15 +129,21 @@ def describe_values(name: str, got: np.ndarray, expected: np.ndarray, *, rtol: f
     if not count:
         return None, None
     first = tuple(np.argwhere(wrong)[0]) if got.ndim else ()
-    sentence = (f"Wrong values in `{name}` for {case_label}: {count} of {got.size} elements "
-                f"differ; the first at {index_text(first) if first else 'the only element'}: "
-                f"expected {number(expected[first])}, got {number(got[first])}")
+    sentence = (
+        f"Wrong values in `{name}` for {case_label}: {count} of {got.size} elements "
+        f"differ; the first at {index_text(first) if first else 'the only element'}: "
+        f"expected {number(expected[first])}, got {number(got[first])}"
+    )
     if writes is not None:
         never = int(((writes == 0) & wrong).sum())
         if never:
-            sentence += (f". {never} of them were never written (no thread stored to them)"
-                         if never < count else ". No thread wrote it (never written)"
-                         if count == 1 else ". No thread wrote any of them (never written)")
+            sentence += (
+                f". {never} of them were never written (no thread stored to them)"
+                if never < count
+                else ". No thread wrote it (never written)"
+                if count == 1
+                else ". No thread wrote any of them (never written)"
+            )
     elif got.dtype.kind in "fc":
         unwritten = int((np.isnan(got) & wrong).sum())
         if unwritten:
@@ -131,8 +151,10 @@ def describe_values(name: str, got: np.ndarray, expected: np.ndarray, *, rtol: f
     elif (got == running_poison(got.dtype)).any():
         unwritten = int(((got == running_poison(got.dtype)) & wrong).sum())
         if unwritten:
-            sentence += (f". {unwritten} of them still hold {number(running_poison(got.dtype))}, "
-                         "the value outputs start with: probably never written")
+            sentence += (
+                f". {unwritten} of them still hold {number(running_poison(got.dtype))}, "
+                "the value outputs start with: probably never written"
+            )
     pattern = _where_wrong(wrong, block)
     if pattern and not (pattern == "every element" and "never written" in sentence):
         sentence += f"; {pattern}"
@@ -147,9 +169,11 @@ def describe_writes(name: str, writes: np.ndarray | None) -> str | None:
     if not twice.any():
         return None
     first = tuple(np.argwhere(twice)[0])
-    return (f"{int(twice.sum())} elements of `{name}` were written more than once (element "
-            f"{index_text(first)}: {int(writes[first])} stores). Each element needs one thread; "
-            "extra threads redo work (and race when they write different values).")
+    return (
+        f"{int(twice.sum())} elements of `{name}` were written more than once (element "
+        f"{index_text(first)}: {int(writes[first])} stores). Each element needs one thread; "
+        "extra threads redo work (and race when they write different values)."
+    )
 
 
 def picture(wrong: np.ndarray, writes: np.ndarray | None, title: str) -> bytes | None:
@@ -163,7 +187,7 @@ def picture(wrong: np.ndarray, writes: np.ndarray | None, title: str) -> bytes |
     mask = wrong.any(axis=tuple(range(2, wrong.ndim))) if wrong.ndim > 2 else wrong
     never = None
     if writes is not None:
-        never = (writes == 0)
+        never = writes == 0
         never = never.all(axis=tuple(range(2, never.ndim))) if never.ndim > 2 else never
     rows, columns = np.nonzero(mask)
     top, left = max(0, rows.min() - 4), max(0, columns.min() - 4)
@@ -171,12 +195,23 @@ def picture(wrong: np.ndarray, writes: np.ndarray | None, title: str) -> bytes |
     shown = mask[top:bottom, left:right].astype(np.int8)
     if never is not None:
         shown[(never[top:bottom, left:right]) & (shown == 1)] = 2
-    figure = Figure(figsize=(min(7.0, max(4.5, 2.0 + 0.1 * shown.shape[1])),
-                             min(4.0, max(1.9, 1.3 + 0.12 * shown.shape[0]))), dpi=80)
+    figure = Figure(
+        figsize=(
+            min(7.0, max(4.5, 2.0 + 0.1 * shown.shape[1])),
+            min(4.0, max(1.9, 1.3 + 0.12 * shown.shape[0])),
+        ),
+        dpi=80,
+    )
     axes = figure.add_subplot()
-    axes.imshow(shown, cmap=ListedColormap(["#d0d0d0", "#d62728", "#000000"]), vmin=0, vmax=2,
-                interpolation="nearest", aspect="auto",
-                extent=(left - 0.5, right - 0.5, bottom - 0.5, top - 0.5))
+    axes.imshow(
+        shown,
+        cmap=ListedColormap(["#d0d0d0", "#d62728", "#000000"]),
+        vmin=0,
+        vmax=2,
+        interpolation="nearest",
+        aspect="auto",
+        extent=(left - 0.5, right - 0.5, bottom - 0.5, top - 0.5),
+    )
     unwritten = "black: never written, " if never is not None else ""
     legend = f"red: wrong, {unwritten}grey: right"
     axes.set_title(f"{title}\n{legend}", fontsize=9)

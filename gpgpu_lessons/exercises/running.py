@@ -9,6 +9,7 @@ writes a little past an array's end overwrites a guard, which the grader checks,
 array (the grader rehearses every launch on the simulator first, see `rehearsal`; the guards catch
 what a rehearsal of only some blocks could miss).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,13 +34,13 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class Crash:
     """What went wrong in a launch: the sentence for the student, and where it happened."""
 
-    kind: str            # "out of bounds", "deadlock", "error", "compile", "gpu"
+    kind: str  # "out of bounds", "deadlock", "error", "compile", "gpu"
     text: str
     line: int | None = None
 
 
-GUARD_BYTES = 1 << 20   # on each side of every array launched on a GPU (keeps 256-byte alignment)
-GUARD = 0xA5             # the byte the guard zones hold
+GUARD_BYTES = 1 << 20  # on each side of every array launched on a GPU (keeps 256-byte alignment)
+GUARD = 0xA5  # the byte the guard zones hold
 
 
 class GuardDamaged(RuntimeError):
@@ -54,24 +55,28 @@ class Guarded:
         self.pad = -(-GUARD_BYTES // self.itemsize)
         host = np.empty(2 * self.pad + array.size, array.dtype)
         host.view(np.uint8)[...] = GUARD
-        host[self.pad:self.pad + array.size] = array.reshape(-1)
+        host[self.pad : self.pad + array.size] = array.reshape(-1)
         self.buffer = cuda.to_device(host)
         self.size = array.size
-        self.array = self.buffer[self.pad:self.pad + array.size].reshape(array.shape)
+        self.array = self.buffer[self.pad : self.pad + array.size].reshape(array.shape)
 
     def damage(self) -> str | None:
         """None, or which bytes of the guards the kernel changed (in words)."""
-        before = self.buffer[:self.pad].copy_to_host().view(np.uint8)
-        after = self.buffer[self.pad + self.size:].copy_to_host().view(np.uint8)
+        before = self.buffer[: self.pad].copy_to_host().view(np.uint8)
+        after = self.buffer[self.pad + self.size :].copy_to_host().view(np.uint8)
         changed_before = np.flatnonzero(before != GUARD)
         changed_after = np.flatnonzero(after != GUARD)
         parts = []
         if changed_after.size:
-            parts.append(f"{changed_after.size} bytes past its end (the furthest "
-                         f"{changed_after[-1] + 1} bytes past it)")
+            parts.append(
+                f"{changed_after.size} bytes past its end (the furthest "
+                f"{changed_after[-1] + 1} bytes past it)"
+            )
         if changed_before.size:
-            parts.append(f"{changed_before.size} bytes before its start (the furthest "
-                         f"{before.size - changed_before[0]} bytes before it)")
+            parts.append(
+                f"{changed_before.size} bytes before its start (the furthest "
+                f"{before.size - changed_before[0]} bytes before it)"
+            )
         if not parts:
             return None
         return f"`{self.name}` (shape {self.shape}): {' and '.join(parts)}"
@@ -106,22 +111,27 @@ def watched_array(array: np.ndarray, name: str, count_writes: bool):
     class Watched(FakeCUDAArray):
         def __getitem__(self, index):
             if _negative(index):
-                raise IndexError(f"index {index} is negative: {name} (shape {self._ary.shape}) "
-                                 "has no element there")
+                raise IndexError(
+                    f"index {index} is negative: {name} (shape {self._ary.shape}) "
+                    "has no element there"
+                )
             return super().__getitem__(index)
 
         def __setitem__(self, index, value):
             if _negative(index):
-                raise IndexError(f"index {index} is negative: {name} (shape {self._ary.shape}) "
-                                 "has no element there")
+                raise IndexError(
+                    f"index {index} is negative: {name} (shape {self._ary.shape}) "
+                    "has no element there"
+                )
             super().__setitem__(index, value)
             if self.writes is not None:
                 with self.lock:
                     self.writes[index] += 1
 
     watched = Watched(array)
-    watched.__dict__.update(writes=np.zeros(array.shape, np.int32) if count_writes else None,
-                            lock=threading.Lock())
+    watched.__dict__.update(
+        writes=np.zeros(array.shape, np.int32) if count_writes else None, lock=threading.Lock()
+    )
     return watched
 
 
@@ -131,8 +141,13 @@ def _user_frame(tb, kernel):
     frames = traceback.extract_tb(tb)
     own = [f for f in frames if f.filename == filename]
     if not own:
-        own = [f for f in frames if not f.filename.startswith(_HERE) and "numba" not in f.filename
-               and "threading" not in f.filename]
+        own = [
+            f
+            for f in frames
+            if not f.filename.startswith(_HERE)
+            and "numba" not in f.filename
+            and "threading" not in f.filename
+        ]
     if not own:
         return None, ""
     frame = own[-1]
@@ -153,37 +168,54 @@ def explain(error: BaseException, kernel) -> Crash:
     if match:
         t, b = match.groups()[:3], match.groups()[3:]
         thread = f"thread ({', '.join(t)}) of block ({', '.join(b)})"
-        message = message[match.end():]
+        message = message[match.end() :]
     line, text = _user_frame(error.__traceback__, kernel)
     who = thread or "a thread"
     name = type(error).__name__
     if isinstance(error, GuardDamaged):
-        return Crash("out of bounds", f"Out of bounds on the GPU: your kernel wrote outside "
-                     f"{message}. The simulator ran only a sample of the blocks at this size "
-                     "before the launch, so the GPU ran it; the grader keeps a guard zone around "
-                     "every array, so nothing else was overwritten. Check every index against "
-                     "the array's shape before using it.")
+        return Crash(
+            "out of bounds",
+            f"Out of bounds on the GPU: your kernel wrote outside "
+            f"{message}. The simulator ran only a sample of the blocks at this size "
+            "before the launch, so the GPU ran it; the grader keeps a guard zone around "
+            "every array, so nothing else was overwritten. Check every index against "
+            "the array's shape before using it.",
+        )
     if name == "WarpDeadlockError":
-        return Crash("deadlock", f"The warp got stuck at {where(line, text)}: "
-                     f"{message.rstrip('.')}. Every "
-                     "lane named in the mask must reach the same warp call; a shuffle or ballot "
-                     "under `if i < n:` leaves the lanes past the end out. Let every lane take "
-                     "part (give the lanes past the end a neutral value, such as 0 for a sum).",
-                     line)
+        return Crash(
+            "deadlock",
+            f"The warp got stuck at {where(line, text)}: "
+            f"{message.rstrip('.')}. Every "
+            "lane named in the mask must reach the same warp call; a shuffle or ballot "
+            "under `if i < n:` leaves the lanes past the end out. Let every lane take "
+            "part (give the lanes past the end a neutral value, such as 0 for a sum).",
+            line,
+        )
     if isinstance(error, IndexError):
-        return Crash("out of bounds", f"Out of bounds: {who} ran {where(line, text)} with an "
-                     f"index outside the array ({message}). On a GPU nothing stops it: it reads "
-                     "garbage or overwrites other data. Check the index against the array's "
-                     "shape before using it.", line)
+        return Crash(
+            "out of bounds",
+            f"Out of bounds: {who} ran {where(line, text)} with an "
+            f"index outside the array ({message}). On a GPU nothing stops it: it reads "
+            "garbage or overwrites other data. Check the index against the array's "
+            "shape before using it.",
+            line,
+        )
     if name in ("TypingError", "UnsupportedError", "NumbaError", "LoweringError"):
         first = message.strip().splitlines()[0] if message.strip() else name
         return Crash("compile", f"Numba could not compile your kernel: {first}", line)
     if name in ("CudaAPIError", "CudaDriverError", "CudaSupportError"):
-        return Crash("gpu", f"The GPU reported an error ({message}). If it says "
-                     "ILLEGAL_ADDRESS, a thread went out of bounds and the CUDA context is "
-                     "lost: restart the Jupyter kernel before running more GPU code.", line)
-    return Crash("error", f"Your kernel raised {name} in {who} at {where(line, text)}: "
-                 f"{message or name}", line)
+        return Crash(
+            "gpu",
+            f"The GPU reported an error ({message}). If it says "
+            "ILLEGAL_ADDRESS, a thread went out of bounds and the CUDA context is "
+            "lost: restart the Jupyter kernel before running more GPU code.",
+            line,
+        )
+    return Crash(
+        "error",
+        f"Your kernel raised {name} in {who} at {where(line, text)}: {message or name}",
+        line,
+    )
 
 
 @contextlib.contextmanager
@@ -210,8 +242,9 @@ def start_values(case, name) -> object:
     return array
 
 
-def run(kernel, case, params, *, count_writes: bool, simulator: bool | None = None
-        ) -> tuple[dict, dict | None]:
+def run(
+    kernel, case, params, *, count_writes: bool, simulator: bool | None = None
+) -> tuple[dict, dict | None]:
     """Launch kernel[case.grid, case.block] on the case's arguments once.
 
     Returns ({output name: NumPy array}, {output name: stores per element} or None). Outputs
@@ -225,8 +258,9 @@ def run(kernel, case, params, *, count_writes: bool, simulator: bool | None = No
         array = start_values(case, name)
         if isinstance(array, np.ndarray):
             if simulator:
-                watched = watched_array(array, name, count_writes and name in case.expected
-                                        and writes_once(case, name))
+                watched = watched_array(
+                    array, name, count_writes and name in case.expected and writes_once(case, name)
+                )
                 device_args.append(watched)
             else:
                 guarded.append(Guarded(array, name))
@@ -249,8 +283,9 @@ def run(kernel, case, params, *, count_writes: bool, simulator: bool | None = No
 
 def writes_once(case, name) -> bool:
     """True when each element of output `name` must be stored by one thread, once."""
-    return case.write_once is True or (isinstance(case.write_once, tuple)
-                                       and name in case.write_once)
+    return case.write_once is True or (
+        isinstance(case.write_once, tuple) and name in case.write_once
+    )
 
 
 def device_args(case, params) -> tuple[list, dict[str, Guarded]]:

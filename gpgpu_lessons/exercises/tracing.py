@@ -6,6 +6,7 @@ tracer and turns its answer into the small records below, so that the graders do
 the tracer's internals; when the tracer is missing or cannot trace a kernel, `observe` raises
 `Unavailable` and the graders judge on values alone (and say so).
 """
+
 from __future__ import annotations
 
 import linecache
@@ -23,14 +24,14 @@ class Line:
     """What the warps did at one source line, in one memory space, with one kind of access."""
 
     line: int
-    space: str               # "global", "shared", "constant", "local"
-    op: str                  # "load", "store", "atomic"
-    requests: int            # warp-level requests
-    sectors: float = 0.0     # 32-byte sectors moved (global)
+    space: str  # "global", "shared", "constant", "local"
+    op: str  # "load", "store", "atomic"
+    requests: int  # warp-level requests
+    sectors: float = 0.0  # 32-byte sectors moved (global)
     ideal_sectors: float = 0.0
     wavefronts: float = 0.0  # shared-memory wavefronts (the 32-bank rule)
     ideal_wavefronts: float = 0.0
-    distinct: float = 0.0    # constant: distinct addresses per request; atomics: the same
+    distinct: float = 0.0  # constant: distinct addresses per request; atomics: the same
     same_address: float = 0.0  # atomics: most lanes of one request on one address
     text: str = ""
 
@@ -51,13 +52,13 @@ class Line:
 class Hazard:
     """A race, a barrier reached by part of a block, an uninitialised read, an index outside."""
 
-    kind: str                # "RAW", "WAR", "WAW", "barrier", "uninitialised", "out of bounds"
+    kind: str  # "RAW", "WAR", "WAW", "barrier", "uninitialised", "out of bounds"
     space: str = ""
     lines: tuple[int, ...] = ()
     block: tuple = ()
     threads: tuple = ()
     detail: str = ""
-    array: str = ""          # out of bounds: the array, the index, the array's shape, the file
+    array: str = ""  # out of bounds: the array, the index, the array's shape, the file
     index: tuple = ()
     shape: tuple = ()
     file: str = ""
@@ -70,12 +71,15 @@ class Observation:
     lines: list[Line] = field(default_factory=list)
     hazards: list[Hazard] = field(default_factory=list)
     warps: int = 0
-    fraction: float = 1.0    # the share of the grid's blocks that was traced
+    fraction: float = 1.0  # the share of the grid's blocks that was traced
     stores: dict = field(default_factory=dict)  # output name -> stores per element (all blocks)
 
     def select(self, space=None, op=None) -> list[Line]:
-        return [row for row in self.lines if (space is None or row.space == space)
-                and (op is None or row.op == op)]
+        return [
+            row
+            for row in self.lines
+            if (space is None or row.space == space) and (op is None or row.op == op)
+        ]
 
 
 def source_line(kernel, line: int) -> str:
@@ -146,36 +150,49 @@ def observe(kernel, grid, block, args, *, blocks=None, count_stores=None) -> Obs
         raise Unavailable(f"the tracer cannot trace this kernel ({error})") from None
     traced = len(_get(result, "blocks", []) or [])
     total = int(np.prod(_get(result, "grid", (1,)) or (1,)))
-    observation = Observation(warps=int(_get(result, "warps", 0) or 0),
-                              fraction=traced / total if traced and total else 1.0)
+    observation = Observation(
+        warps=int(_get(result, "warps", 0) or 0),
+        fraction=traced / total if traced and total else 1.0,
+    )
     for row in _get(result, "lines", []) or []:
         line = int(_get(row, "line"))
         requests = int(_get(row, "requests", 0) or 0)
         per_request = 1 / requests if requests else 0.0
-        observation.lines.append(Line(
-            line=line, space=str(_get(row, "space", "")), op=str(_get(row, "op", "")),
-            requests=requests,
-            sectors=float(_get(row, "sectors", 0) or 0),
-            ideal_sectors=float(_get(row, "ideal_sectors", 0) or 0),
-            wavefronts=float(_get(row, "wavefronts", 0) or 0),
-            ideal_wavefronts=float(_get(row, "ideal_wavefronts", 0) or 0),
-            distinct=float(_get(row, "addresses", 0) or 0) * per_request,
-            same_address=float(_get(row, "contention", 0) or 0) * per_request,
-            text=str(_get(row, "source", "") or "") or source_line(kernel, line)))
+        observation.lines.append(
+            Line(
+                line=line,
+                space=str(_get(row, "space", "")),
+                op=str(_get(row, "op", "")),
+                requests=requests,
+                sectors=float(_get(row, "sectors", 0) or 0),
+                ideal_sectors=float(_get(row, "ideal_sectors", 0) or 0),
+                wavefronts=float(_get(row, "wavefronts", 0) or 0),
+                ideal_wavefronts=float(_get(row, "ideal_wavefronts", 0) or 0),
+                distinct=float(_get(row, "addresses", 0) or 0) * per_request,
+                same_address=float(_get(row, "contention", 0) or 0) * per_request,
+                text=str(_get(row, "source", "") or "") or source_line(kernel, line),
+            )
+        )
     views = _get(result, "views", []) or []
     shapes = {(v.name, v.space): tuple(v.shape) for v in reversed(views) if v.parent is None}
     for hazard in _get(result, "hazards", []) or []:
         kind = str(_get(hazard, "kind", ""))
         array, space = str(_get(hazard, "array", "") or ""), str(_get(hazard, "space", ""))
         files = tuple(_get(hazard, "files", ()) or ())
-        observation.hazards.append(Hazard(
-            kind="out of bounds" if kind == "out-of-bounds" else kind, space=space,
-            lines=tuple(_get(hazard, "lines", ()) or ()),
-            block=tuple(_get(hazard, "block", ()) or ()),
-            threads=tuple(_get(hazard, "threads", ()) or ()),
-            detail=str(_get(hazard, "message", "") or ""),
-            array=array, index=tuple(_get(hazard, "index", ()) or ()),
-            shape=shapes.get((array, space), ()), file=files[0] if files else ""))
+        observation.hazards.append(
+            Hazard(
+                kind="out of bounds" if kind == "out-of-bounds" else kind,
+                space=space,
+                lines=tuple(_get(hazard, "lines", ()) or ()),
+                block=tuple(_get(hazard, "block", ()) or ()),
+                threads=tuple(_get(hazard, "threads", ()) or ()),
+                detail=str(_get(hazard, "message", "") or ""),
+                array=array,
+                index=tuple(_get(hazard, "index", ()) or ()),
+                shape=shapes.get((array, space), ()),
+                file=files[0] if files else "",
+            )
+        )
     for name, array in (count_stores or {}).items():
         observation.stores[name] = _store_counts(result, name, array)
     return observation

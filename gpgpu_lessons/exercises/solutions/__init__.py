@@ -4,6 +4,7 @@ Students do not import this package: `exercises.solution(id, i_am_the_instructor
 solution on purpose, and `python -m gpgpu_lessons.exercises solutions OUT.ipynb` writes a
 solutions deck.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -27,8 +28,9 @@ def source(exercise_id: str) -> str:
     function = getattr(solution, "py_func", solution)
     parts = []
     for extra in getattr(module, "SHOWN_WITH", {}).get(exercise_id, ()):
-        parts.append(extra if isinstance(extra, str)
-                     else inspect.getsource(getattr(extra, "py_func", extra)))
+        parts.append(
+            extra if isinstance(extra, str) else inspect.getsource(getattr(extra, "py_func", extra))
+        )
     parts.append(inspect.getsource(function))
     return "\n\n".join(part.strip("\n") for part in parts) + "\n"
 

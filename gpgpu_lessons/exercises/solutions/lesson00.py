@@ -1,4 +1,5 @@
 """Reference solutions of lesson 00's exercises (for instructors and the graders' tests)."""
+
 import statistics
 import time
 
@@ -50,8 +51,13 @@ def saxpy_grid_stride(a, x, y, out):
         out[i] = a * x[i] + y[i]
 
 
-REFERENCES = {"00.1": saxpy, "00.2": saxpy_gbs, "00.3": time_kernel, "00.4": time_events,
-              "00.5": saxpy_grid_stride}
+REFERENCES = {
+    "00.1": saxpy,
+    "00.2": saxpy_gbs,
+    "00.3": time_kernel,
+    "00.4": time_events,
+    "00.5": saxpy_grid_stride,
+}
 
 _SAXPY = ["void(float32, float32[::1], float32[::1], float32[::1])"]
 SIGNATURES = {saxpy: _SAXPY, saxpy_grid_stride: _SAXPY}

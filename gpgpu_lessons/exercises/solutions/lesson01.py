@@ -1,4 +1,5 @@
 """Reference solutions of lesson 01's exercises (coalescing)."""
+
 from numba import cuda
 
 
@@ -55,8 +56,13 @@ def split_xyz(points, xs, ys, zs):
             zs[p] = value
 
 
-REFERENCES = {"01.1": reverse, "01.2": difference, "01.3": partial_sums, "01.4": invert_rgb,
-              "01.5": split_xyz}
+REFERENCES = {
+    "01.1": reverse,
+    "01.2": difference,
+    "01.3": partial_sums,
+    "01.4": invert_rgb,
+    "01.5": split_xyz,
+}
 
 SIGNATURES = {
     reverse: ["void(float32[::1], float32[::1])"],

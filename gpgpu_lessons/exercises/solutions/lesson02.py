@@ -1,4 +1,5 @@
 """Reference solutions of lesson 02's exercises (shared memory)."""
+
 from numba import cuda, float32, int32
 
 B = 64
@@ -106,11 +107,20 @@ def block_scan(a, out):
         out[i] = sums[t]
 
 
-REFERENCES = {"02.1": block_reverse, "02.2": smooth, "02.3": mosaic, "02.4": box_blur,
-              "02.5": block_scan}
-SHOWN_WITH = {"02.1": ["B = 64"], "02.2": ["B = 64\nWIDE = B + 2"],
-              "02.3": ["TILE = 8\nCELLS = TILE * TILE"],
-              "02.4": ["TILE = 8", "HALO = TILE + 2"], "02.5": ["B = 64"]}
+REFERENCES = {
+    "02.1": block_reverse,
+    "02.2": smooth,
+    "02.3": mosaic,
+    "02.4": box_blur,
+    "02.5": block_scan,
+}
+SHOWN_WITH = {
+    "02.1": ["B = 64"],
+    "02.2": ["B = 64\nWIDE = B + 2"],
+    "02.3": ["TILE = 8\nCELLS = TILE * TILE"],
+    "02.4": ["TILE = 8", "HALO = TILE + 2"],
+    "02.5": ["B = 64"],
+}
 
 SIGNATURES = {
     block_reverse: ["void(float32[::1], float32[::1])"],

@@ -1,4 +1,5 @@
 """Reference solutions of lesson 03's exercises (bank conflicts)."""
+
 import math
 
 from numba import cuda, float32
@@ -101,11 +102,20 @@ def matmul(a, b, c):
         c[row, col] = acc
 
 
-REFERENCES = {"03.1": transpose_padded, "03.2": mirror_distance, "03.3": block_sums,
-              "03.4": rotate, "03.5": matmul}
-SHOWN_WITH = {"03.1": ["TILE, ROWS = 32, 8\nPADDED = TILE + 1"], "03.2": ["B = 64"],
-              "03.3": ["B = 64"], "03.4": ["TILE, ROWS = 32, 8\nPADDED = TILE + 1"],
-              "03.5": ["T = 8"]}
+REFERENCES = {
+    "03.1": transpose_padded,
+    "03.2": mirror_distance,
+    "03.3": block_sums,
+    "03.4": rotate,
+    "03.5": matmul,
+}
+SHOWN_WITH = {
+    "03.1": ["TILE, ROWS = 32, 8\nPADDED = TILE + 1"],
+    "03.2": ["B = 64"],
+    "03.3": ["B = 64"],
+    "03.4": ["TILE, ROWS = 32, 8\nPADDED = TILE + 1"],
+    "03.5": ["T = 8"],
+}
 
 _MATRIX = "void(float32[:, ::1], float32[:, ::1])"
 SIGNATURES = {

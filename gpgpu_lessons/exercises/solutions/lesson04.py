@@ -1,12 +1,13 @@
 """Reference solutions of lesson 04's exercises (constant memory)."""
+
 import numpy as np
 from numba import cuda, float32
 
 COEFFS = np.array([0.5, -1.25, 0.75, 2.0, -0.5, 0.125, 0.0625], np.float32)
 TAPS = np.array([1, 4, 6, 4, 1], np.float32) / 16
-YCC = np.array([[0.299, 0.587, 0.114],
-                [-0.168736, -0.331264, 0.5],
-                [0.5, -0.418688, -0.081312]], np.float32)
+YCC = np.array(
+    [[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5], [0.5, -0.418688, -0.081312]], np.float32
+)
 OFFSET = np.array([0.0, 0.5, 0.5], np.float32)
 SHARPEN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
 TILE = 8
@@ -88,11 +89,15 @@ REFERENCES = {"04.1": poly, "04.2": blur_rows, "04.3": to_ycbcr, "04.4": gamma, 
 SHOWN_WITH = {
     "04.1": ["COEFFS = np.array([0.5, -1.25, 0.75, 2.0, -0.5, 0.125, 0.0625], np.float32)"],
     "04.2": ["TAPS = np.array([1, 4, 6, 4, 1], np.float32) / 16"],
-    "04.3": ["YCC = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5],\n"
-             "                [0.5, -0.418688, -0.081312]], np.float32)\n"
-             "OFFSET = np.array([0.0, 0.5, 0.5], np.float32)"],
-    "04.5": ["SHARPEN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)\n"
-             "TILE = 8\nHALO = TILE + 2"],
+    "04.3": [
+        "YCC = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5],\n"
+        "                [0.5, -0.418688, -0.081312]], np.float32)\n"
+        "OFFSET = np.array([0.0, 0.5, 0.5], np.float32)"
+    ],
+    "04.5": [
+        "SHARPEN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)\n"
+        "TILE = 8\nHALO = TILE + 2"
+    ],
 }
 
 SIGNATURES = {

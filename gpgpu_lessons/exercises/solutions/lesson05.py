@@ -1,4 +1,5 @@
 """Reference solutions of lesson 05's exercises (atomics vs reduction)."""
+
 from numba import cuda, float32, int32
 
 FULL_MASK = 0xFFFFFFFF
@@ -88,10 +89,21 @@ def compact(x, threshold, out, count):
         out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]
 
 
-REFERENCES = {"05.1": count_above, "05.2": warp_sums, "05.3": count_bright, "05.4": histogram,
-              "05.5": dot, "05.6": compact}
-SHOWN_WITH = {"05.2": ["FULL_MASK = 0xFFFFFFFF"], "05.3": ["FULL_MASK = 0xFFFFFFFF"],
-              "05.4": ["BINS = 16"], "05.5": ["B = 64"], "05.6": ["FULL_MASK = 0xFFFFFFFF"]}
+REFERENCES = {
+    "05.1": count_above,
+    "05.2": warp_sums,
+    "05.3": count_bright,
+    "05.4": histogram,
+    "05.5": dot,
+    "05.6": compact,
+}
+SHOWN_WITH = {
+    "05.2": ["FULL_MASK = 0xFFFFFFFF"],
+    "05.3": ["FULL_MASK = 0xFFFFFFFF"],
+    "05.4": ["BINS = 16"],
+    "05.5": ["B = 64"],
+    "05.6": ["FULL_MASK = 0xFFFFFFFF"],
+}
 
 SIGNATURES = {
     count_above: ["void(float32[::1], float32, int32[::1])"],
