@@ -1414,3 +1414,14 @@ def test_timed_launches_clear_the_outputs_that_start_at_zero():
     case = exercise.cases(np.random.default_rng(SEED), False)[-1]
     timed = performance.time_kernel(solutions.reference("05.6"), case, exercise.params, "mine")
     assert timed.median_ms > 0
+
+
+def test_the_large_cases_launch_the_blocks_the_statements_name():
+    """A kernel sized for the statement's block (a shared array of 64, say) must fit every case
+    a GPU runs; 00.5 and 01.3 announce their larger GPU launches."""
+    rng = np.random.default_rng(SEED)
+    for exercise in registry.all_exercises():
+        if exercise.kind != "kernel" or exercise.id in ("00.5", "01.3"):
+            continue
+        stated = {str(case.block) for case in exercise.cases(rng, False)}
+        assert {str(case.block) for case in exercise.cases(rng, True)} == stated, exercise.id

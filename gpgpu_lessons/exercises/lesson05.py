@@ -51,12 +51,12 @@ def count_above(x, threshold, count):
     ),
     cases=lambda rng, gpu: (
         [_count_case(rng, 1), _count_case(rng, 300)]
-        + ([_count_case(rng, 1_000_003, 256)] if gpu else [])
+        + ([_count_case(rng, 1_000_003)] if gpu else [])
     ),
     trace_case=1,
     checks=(),
     next="Next: 05.2, a warp adds up its 32 values without shared memory.",
-    performance=lambda rng: _count_case(rng, 2**25, 256),
+    performance=lambda rng: _count_case(rng, 2**25),
 )
 
 
@@ -132,7 +132,7 @@ def warp_sums(x, sums):
     ),
     cases=lambda rng, gpu: (
         [_warp_sums_case(rng, 40), _warp_sums_case(rng, 300)]
-        + ([_warp_sums_case(rng, 1_000_003, 256)] if gpu else [])
+        + ([_warp_sums_case(rng, 1_000_003)] if gpu else [])
     ),
     trace_case=1,
     checks=(
@@ -142,7 +142,7 @@ def warp_sums(x, sums):
     ),
     figure=figures.shuffle_tree,
     next="Next: 05.3, one atomic per warp with a ballot.",
-    performance=lambda rng: _warp_sums_case(rng, 2**25, 256),
+    performance=lambda rng: _warp_sums_case(rng, 2**25),
 )
 
 BRIGHT = 200
@@ -190,12 +190,12 @@ def count_bright(pixels, threshold, count):
     ),
     cases=lambda rng, gpu: (
         [_bright_case(rng, 1), _bright_case(rng, 300)]
-        + ([_bright_case(rng, 1_000_003, 256)] if gpu else [])
+        + ([_bright_case(rng, 1_000_003)] if gpu else [])
     ),
     trace_case=1,
     checks=(checks.NoAtomicContention("global"),),
     next="Next: 05.4, a histogram with bins in shared memory.",
-    performance=lambda rng: _bright_case(rng, 2**25, 256),
+    performance=lambda rng: _bright_case(rng, 2**25),
 )
 
 BINS = 16
@@ -251,7 +251,7 @@ def histogram(values, bins):
     ),
     cases=lambda rng, gpu: (
         [_histogram_case(rng, 5), _histogram_case(rng, 1000)]
-        + ([_histogram_case(rng, 1_000_003, 264, 256)] if gpu else [])
+        + ([_histogram_case(rng, 1_000_003, 1056)] if gpu else [])
     ),
     trace_case=1,
     checks=(
@@ -259,7 +259,7 @@ def histogram(values, bins):
         checks.NoAtomicContention("global"),
     ),
     next="Next: 05.5, a dot product that beats one atomic per element.",
-    performance=lambda rng: _histogram_case(rng, 2**25, 1056, 256),
+    performance=lambda rng: _histogram_case(rng, 2**25, 4224),
 )
 
 DOT_GRID = 2
@@ -393,12 +393,12 @@ def compact(x, threshold, out, count):
     ),
     cases=lambda rng, gpu: (
         [_compact_case(rng, 1), _compact_case(rng, 300)]
-        + ([_compact_case(rng, 1_000_003, 256)] if gpu else [])
+        + ([_compact_case(rng, 1_000_003)] if gpu else [])
     ),
     trace_case=1,
     checks=(checks.NoAtomicContention("global"),),
     next="That was the last one: exercises.progress() shows what is left.",
-    performance=lambda rng: _compact_case(rng, 2**25, 256, timed_only=True),
+    performance=lambda rng: _compact_case(rng, 2**25, timed_only=True),
 )
 
 EXERCISES = [COUNT, WARP_SUM, BALLOT, HISTOGRAM, DOT, COMPACT]
