@@ -1,7 +1,9 @@
 """python -m gpgpu_lessons.exercises append NOTEBOOKS_DIR | solutions OUT.ipynb | list | references.
 
-`references` grades every reference solution (on a GPU: with its bandwidth against the device
-copy), e.g. `python -m gpgpu_lessons.exercises references --seeds 1 2 3 --jobs 8`.
+`references` grades every reference solution (several processes at once with --jobs), then, on a
+GPU, times each one at its timing shape against the device copy, one after the other (kernels
+timed side by side on one GPU slow each other down), e.g.
+`python -m gpgpu_lessons.exercises references --seeds 1 2 3 --jobs 8`.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ def main(argv=None) -> int:
     commands.add_parser("list", help="print the catalogue")
     refs = commands.add_parser(
         "references",
-        help="grade every reference solution and print the "
-        "answers (on a GPU with their bandwidths)",
+        help="grade every reference solution and print the answers (on a GPU, then time each "
+        "one against the device copy)",
     )
     refs.add_argument("--seeds", type=int, nargs="+", default=[7], help="random data seeds")
     refs.add_argument("--jobs", type=int, default=1, help="processes grading at once")
@@ -60,10 +62,10 @@ def main(argv=None) -> int:
 
 
 def _references(args) -> int:
-    from . import solutions
+    from . import grader, performance, solutions
 
     ids = args.ids or [e.id for e in registry.all_exercises()]
-    jobs = [(i, seed, not args.no_timing) for i in ids for seed in args.seeds]
+    jobs = [(i, seed, False) for i in ids for seed in args.seeds]
     if args.jobs > 1:
         import multiprocessing
 
@@ -76,6 +78,11 @@ def _references(args) -> int:
         failed += not passed
         print(f"[{exercise_id} seed {seed}] {text}")
     print(f"{len(answers) - failed} of {len(answers)} reference gradings passed")
+    if not args.no_timing and grader.on_gpu():
+        for exercise_id in ids:
+            exercise = registry.get(exercise_id)
+            if exercise.performance is not None:
+                print(f"[{exercise_id} timed] {performance.reference_line(exercise)}", flush=True)
     return 1 if failed else 0
 
 

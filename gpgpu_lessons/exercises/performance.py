@@ -8,6 +8,8 @@ timed launch, in the timing of both kernels: a kernel that reserves slots with a
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import launch, runtime, timing
 from ..device import fill
 from . import rehearsal, running
@@ -63,3 +65,18 @@ def compare(exercise, fn, rng) -> tuple[str, list[tuple[str, str]]]:
         f"({mine.median_ms / reference.median_ms:.2f}x its time)."
     )
     return sentence, []
+
+
+def reference_line(exercise, seed: int = 7) -> str:
+    """One line for instructors: the reference solution's GB/s at the timing shape against the
+    device copy (the same measurement a passing student's kernel gets)."""
+    from . import solutions
+
+    case = exercise.performance(np.random.default_rng(seed))
+    measured = time_kernel(solutions.reference(exercise.id), case, exercise.params, "reference")
+    ceiling = timing.copy_ceiling()
+    return (
+        f"{exercise.id} {exercise.title}, {case.label}: {measured.gbs:,.0f} GB/s, "
+        f"{measured.median_ms:.3f} ms, {measured.gbs / ceiling.gbs:.0%} of the device copy "
+        f"({ceiling.gbs:,.0f} GB/s)"
+    )

@@ -42,7 +42,11 @@ def grade_job(job: tuple[str, int, bool]) -> tuple[str, int, bool, str]:
     from .. import grader, performance, progress_file
 
     os.environ[progress_file.VARIABLE] = os.devnull
+    compare = performance.compare
     if not timing:
         performance.compare = lambda exercise, fn, rng: ("(not timed)", [])
-    answer = grader.grade(exercise_id, reference(exercise_id), seed=seed)
+    try:
+        answer = grader.grade(exercise_id, reference(exercise_id), seed=seed)
+    finally:
+        performance.compare = compare
     return exercise_id, seed, answer.passed, str(answer)
