@@ -1366,9 +1366,10 @@ def saxpy_writes_past_the_end_in_block_one(a, x, y, out):
         out[out.size + 5] = 0
 
 
-def test_what_a_sampled_rehearsal_misses_the_guard_zones_catch():
+def test_what_a_sampled_rehearsal_misses_the_guard_zones_catch(monkeypatch):
+    monkeypatch.setattr(rehearsal, "ALL_BLOCKS_UP_TO", 256)  # sample blocks of a small launch
     exercise = registry.get("00.1")
-    n = 30_011
+    n = 2011
     x, y = np.ones(n, np.float32), np.ones(n, np.float32)
     case = registry.Case(
         f"n = {n}",
@@ -1377,6 +1378,7 @@ def test_what_a_sampled_rehearsal_misses_the_guard_zones_catch():
         -(-n // 128),
         128,
     )
+    assert 1 not in [block[0] for part in rehearsal.sample(case.grid) for block in part]
     assert rehearsal.rehearse(exercise, saxpy_writes_past_the_end_in_block_one, case).safe
     # on a GPU the store lands in the guard zone; the simulator's view of `out` raises instead
     error = IndexError if runtime.is_simulator() else running.GuardDamaged

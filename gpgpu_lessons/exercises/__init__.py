@@ -8,10 +8,12 @@
     exercises.progress()                  # solved / not yet, kept beside the notebooks
 
 Modules: `registry` (what an exercise is; the index), `lesson00` ... `lesson05`, `grader`,
-`running` (one launch, its crashes explained), `report` (the answer), `checks` and `tracing`
-(what the kernel tracer says), `fakegpu` (a pretend GPU for timing code), `progress_file`, `cells`
-(the notebook cells), `figures`. Reference solutions live in `solutions`, shown only by
-`solution(id, i_am_the_instructor=True)` or the solutions deck.
+`running` (one launch, its crashes explained; guard zones around the arrays on a GPU),
+`rehearsal` (on a GPU, every launch runs on the simulator first, so that an index out of bounds
+is reported before it can take the GPU down), `report` (the answer), `checks` and `tracing`
+(what the kernel tracer says), `performance` (bandwidth on a GPU), `fakegpu` (a pretend GPU for
+timing code), `progress_file`, `cells` (the notebook cells), `figures`. Reference solutions live
+in `solutions`, shown only by `solution(id, i_am_the_instructor=True)` or the solutions deck.
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ def _saxpy_performance(rng):
         "n = 2^25",
         {"a": a, "x": x, "y": y, "out": data.empty(n)},
         {"out": a * x + y},
-        data.blocks(n, BLOCK),
-        BLOCK,
+        data.blocks(n, 256),
+        256,
         bytes_moved=12 * n,
     )
 

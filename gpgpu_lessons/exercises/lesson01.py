@@ -50,7 +50,7 @@ def reverse(src, dst):
     trace_case=1,
     checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 01.2, reads shifted by one element.",
-    performance=lambda rng: _reverse_case(rng, 2**25),
+    performance=lambda rng: _reverse_case(rng, 2**25, 256),
 )
 
 
@@ -91,7 +91,7 @@ def difference(a, out):
     trace_case=1,
     checks=(checks.Coalesced("load"), checks.Coalesced("store")),
     next="Next: 01.3, seed 004's chunked partial sums.",
-    performance=lambda rng: _difference_case(rng, 2**25),
+    performance=lambda rng: _difference_case(rng, 2**25, 256),
 )
 
 PARTIAL_THREADS = 128
@@ -216,7 +216,7 @@ def invert_rgb(image, out):
     checks=(checks.Coalesced("load", slack=1.2), checks.Coalesced("store", slack=1.2)),
     figure=figures.rgb_bytes,
     next="Next: 01.5, an array of structs read in full sectors.",
-    performance=lambda rng: _invert_case(rng, 4096, 4096),
+    performance=lambda rng: _invert_case(rng, 4096, 4096, 256),
 )
 
 
@@ -268,7 +268,7 @@ def split_xyz(points, xs, ys, zs):
     trace_case=1,
     checks=(checks.Coalesced("load"),),
     next="Next: lesson 02's exercises: shared memory and barriers.",
-    performance=lambda rng: _split_case(rng, 2**25),
+    performance=lambda rng: _split_case(rng, 2**25, 256),
 )
 
 EXERCISES = [REVERSE, DIFFERENCE, PARTIALS, INVERT, SPLIT]

@@ -67,7 +67,7 @@ def poly(x, out):
     trace_case=1,
     checks=(checks.UsesConstant("the coefficients"), checks.NoSerialisedConstant()),
     next="Next: 04.2, a filter whose weights go to constant memory.",
-    performance=lambda rng: _poly_case(rng, 2**25, timed_only=True),
+    performance=lambda rng: _poly_case(rng, 2**25, 256, timed_only=True),
 )
 
 TAPS = np.array([1, 4, 6, 4, 1], np.float32) / 16
@@ -194,7 +194,7 @@ def to_ycbcr(image, out):
     trace_case=1,
     checks=(checks.UsesConstant("the matrix and the offset"), checks.NoSerialisedConstant()),
     next="Next: 04.4, a table where constant memory is the wrong choice.",
-    performance=lambda rng: _colour_case(rng, 4096, 4096),
+    performance=lambda rng: _colour_case(rng, 4096, 4096, 256),
 )
 
 GAMMA = (255 * (np.arange(256) / 255) ** (1 / 2.2)).round().astype(np.uint8)
