@@ -79,7 +79,7 @@ window.MathJax = {
 }
 .reveal .jp-InputArea, .reveal .jp-OutputArea { margin-left: 0; }
 /* plots as wide as the slide allows */
-.reveal .jp-OutputArea-output img { max-width: 100%; height: auto; }
+.reveal .jp-OutputArea-output img { max-width: 100%; max-height: 385px; width: auto; height: auto; }
 </style>
 {%- endblock html_head_js_mathjax -%}
 {%- block footer_js -%}
