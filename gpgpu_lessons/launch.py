@@ -58,6 +58,14 @@ def block_shape(block, *, name: str = "block") -> tuple[int, ...]:
     return dims
 
 
+def block_1d(block) -> int:
+    """The block size of a 1-D launch (an int, or a tuple of one int), checked."""
+    dims = block_shape(block)
+    if len(dims) != 1:
+        raise ValueError(f"block must be one int for this 1-D kernel, got {block!r}")
+    return dims[0]
+
+
 def check_shared_memory(nbytes: int, what: str = "the shared-memory tile") -> int:
     """Reject static shared-memory requests above the 48 KiB a block gets without opting in."""
     if nbytes > STATIC_SHARED_MEMORY_BYTES:
