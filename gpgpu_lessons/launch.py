@@ -200,6 +200,11 @@ def device_input(
     return (a, False) if on_device else (cuda.to_device(a), True)
 
 
+def aligned(d, nbytes: int) -> bool:
+    """True when device array d starts on an nbytes boundary (always so in the simulator)."""
+    return runtime.is_simulator() or (d.device_ctypes_pointer.value or 0) % nbytes == 0
+
+
 def _extent(a) -> tuple[int, int]:
     """(first byte, one past the last byte) of the device memory an array spans."""
     pointer = a.device_ctypes_pointer.value or 0

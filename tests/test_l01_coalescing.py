@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from numba import cuda
 
 from gpgpu_lessons import launch, tune
+from gpgpu_lessons.device.fill import zero_step
 from gpgpu_lessons.l01_coalescing import fast, figures, textbook, tracing
 from gpgpu_lessons.timing import SIMULATED, Timing
 
@@ -77,9 +78,9 @@ def test_the_seed_chunked_dot_is_uncoalesced_and_the_best_dot_coalesced():
 
 
 def test_a_launch_without_one_global_load_line_is_refused():
-    x = tracing.random_floats(64)
+    cleared = launch.Launch((zero_step(cuda.device_array(64, np.float32)),))
     with pytest.raises(ValueError, match="on 0 lines, not one"):
-        tracing.trace_launch(fast.dot.prepare(x, x), step=0)  # the step that clears the total
+        tracing.trace_launch(cleared, step=0)  # zero_fill stores and loads nothing
 
 
 @pytest.mark.parametrize(

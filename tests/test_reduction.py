@@ -130,12 +130,26 @@ def test_a_hand_over_that_fails_midway_leaves_nothing_for_the_next_call():
     assert textbook.parallel_sum(one_to_100) == 5050
 
 
-def test_each_call_prepares_its_own_hand_over_state(rng):
+def test_hand_over_state_is_per_call_in_the_simulator_and_per_context_on_a_gpu(rng):
+    """A simulated kernel can stop halfway (Ctrl-C); a GPU's launches complete or end the context."""
     d_a = cuda.to_device(rng.random(10, dtype=np.float32))
     first, second = fast.sum_grid_stride.prepare(d_a), fast.sum_grid_stride.prepare(d_a)
-    assert first.steps[-1].args[2] is not second.steps[-1].args[2]
+    shared = first.steps[-1].args[2] is second.steps[-1].args[2]
+    assert shared is not runtime.is_simulator()
+    assert len(first.steps) == 1  # one launch: no step that clears the total
     for prepared in (first, second, first):  # launches run again and again
         check_sum(prepared.result(), d_a.copy_to_host())
+
+
+@pytest.mark.parametrize("n", [1, 31, 4099, 70001, 5])
+def test_sums_and_dots_of_changing_sizes_share_the_hand_over_state(rng, n):
+    """Grids of other sizes, one after another, each leave the scratch as they found it."""
+    from gpgpu_lessons.l01_coalescing import fast as coalescing
+
+    a = rng.random(n, dtype=np.float32) + 0.5
+    for _ in range(2):
+        check_sum(fast.sum_grid_stride(a), a)
+        np.testing.assert_allclose(coalescing.dot(a, a), np.dot(a.astype(np.float64), a), 1e-5)
 
 
 def test_every_configuration_is_its_own_kernel():

@@ -3,6 +3,7 @@
 - `index`: `at` (an index made unsigned) and `clamp` (clamp-to-edge);
 - `warp`: `FULL_MASK` and `warp_sum` (a sum over the 32 lanes of a warp with shuffles);
 - `fill`: `zero_fill`, the kernel that clears a device array of any shape;
+- `handover`: `add_and_hand_over`, a sum over blocks in one launch (the last block writes it);
 - `vector`: `load_vector` / `store_vector`, several neighbouring elements as one 8- or 16-byte
   memory instruction on a GPU (plain indexing in the simulator).
 """

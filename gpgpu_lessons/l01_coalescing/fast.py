@@ -9,7 +9,8 @@ One trick per kernel:
    so more bytes are in flight;
 3. `copy_grid_stride`: a grid that fills the GPU WAVES times, each thread looping over the array;
 4. `dot_block_tree`: coalesced grid-stride partial sums with DOT_UNROLL loads in flight, a
-   shared-memory tree per block and one atomic per block.
+   shared-memory tree per block, and one launch: the last block hands the total over
+   (`device.handover`) instead of a launch that clears the output first.
 
 `copy` copies any element count: the wide kernel moves the bulk, the textbook copy the few
 elements left at the end (fewer than one wide element).
@@ -31,7 +32,7 @@ import numpy as np
 from numba import cuda, float32
 
 from .. import launch, runtime
-from ..device import fill
+from ..device.handover import add_and_hand_over, scratch
 from ..device.vector import load_vector, store_vector
 from ..specialise import specialise
 from . import textbook
@@ -82,8 +83,8 @@ def copy_grid_stride(src, dst):
 
 
 @cuda.jit
-def dot_block_tree(x, y, total):
-    """Grid-stride sums with DOT_UNROLL loads in flight, a tree per block, one atomic per block."""
+def dot_block_tree(x, y, total, sum_so_far, tickets):
+    """Grid-stride sums, DOT_UNROLL loads in flight, a tree per block, one hand-over per block."""
     partial = cuda.shared.array(DOT_BLOCK, x.dtype)
     tid = cuda.threadIdx.x
     acc = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
@@ -100,8 +101,8 @@ def dot_block_tree(x, y, total):
             partial[tid] += partial[tid + half]
         cuda.syncthreads()
         half //= 2
-    if tid == 0:
-        cuda.atomic.add(total, 0, partial[0])
+    if tid == 0:  # the last block to finish writes total[0]: no launch to clear it first
+        add_and_hand_over(partial[0], total, sum_so_far, tickets)
 
 
 # ---- wrappers ------------------------------------------------------------------------------
@@ -157,11 +158,11 @@ def copy(a, *, element_bytes: int = ELEMENT_BYTES, variant: str = "vectors", out
 def _dot_launch(
     d_x, d_y, o, to_host, kernel=dot_block_tree, block=DOT_BLOCK, unroll=DOT_UNROLL, waves=DOT_WAVES
 ) -> launch.Launch:
-    """Clear o, then the dot kernel with just enough blocks (at most `waves` rounds of them)."""
+    """One launch of the dot kernel with just enough blocks (at most `waves` rounds of them)."""
     blocks = min(launch.grid_1d(d_x.size, block * unroll), fill_blocks(block, waves))
-    sums = launch.Step(kernel, blocks, block, (d_x, d_y, o.device))
-    return launch.Launch(
-        (fill.zero_step(o.device), sums), o.device, to_host, o.host, scalar=True, out_given=o.given
+    acc, tickets = scratch(d_x.dtype)  # left at 0 by every launch (device.handover)
+    return launch.single(
+        kernel, blocks, block, d_x, d_y, o.device, acc, tickets, out=o, to_host=to_host, scalar=True
     )
 
 
@@ -223,7 +224,6 @@ SIGNATURES = {
     copy_unrolled: [f"void({v}, {v})" for v in _WIDE_VECTORS],
     copy_grid_stride: [f"void({v}, {v})" for v in _WIDE_VECTORS],
     dot_block_tree: [
-        "void(float32[::1], float32[::1], float32[::1])",
-        "void(float64[::1], float64[::1], float64[::1])",
+        f"void({t}[::1], {t}[::1], {t}[::1], {t}[::1], uint32[::1])" for t in ("float32", "float64")
     ],
 }

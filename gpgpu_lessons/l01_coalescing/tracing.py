@@ -113,7 +113,5 @@ def seed_dots(*, n: int = SEED_ELEMENTS) -> dict[str, Traced]:
 
 
 def best_dot(*, n: int = BEST_ELEMENTS) -> Traced:
-    """fast.dot's block-tree kernel, traced (one block; its first step clears the total)."""
-    return trace_launch(
-        fast.dot.prepare(random_floats(n, 1), random_floats(n, 2)), step=-1, blocks=1
-    )
+    """fast.dot's block-tree kernel, traced (one block)."""
+    return trace_launch(fast.dot.prepare(random_floats(n, 1), random_floats(n, 2)), blocks=1)

@@ -20,10 +20,11 @@ import functools
 import math
 
 import numpy as np
-from numba import cuda, float32, float64, uint32
+from numba import cuda, float32, float64
 
 from .. import launch, runtime
-from ..device.fill import zero_step, zeros
+from ..device.fill import zero_step
+from ..device.handover import add_and_hand_over, scratch
 from ..device.vector import load_vector, load_vector_readonly
 from ..device.warp import warp_sum
 from ..specialise import specialise
@@ -80,18 +81,6 @@ def block_sum_shuffle(value, warp_sums):
         value = warp_sums[lane] if lane < warp_sums.size else float32(0)
         value = warp_sum(value)
     return value
-
-
-@cuda.jit(device=True)
-def add_and_hand_over(value, total, acc, tickets):
-    """Thread 0 of each block adds into acc; the last block moves acc to total[0] and clears it."""
-    # acc and tickets are left at 0 for the next launch: no launch to clear the output first
-    cuda.atomic.add(acc, 0, value)
-    cuda.threadfence()  # our add lands before our ticket
-    last = uint32(cuda.gridDim.x - 1)
-    if cuda.atomic.inc(tickets, 0, last) == last:  # inc wraps to 0 after the last block
-        total[0] = cuda.atomic.add(acc, 0, float32(0))
-        acc[0] = 0
 
 
 @cuda.jit
@@ -177,7 +166,7 @@ def sum_grid_stride(
     items = launch.positive_int(items, "items")
     if vector not in (1, 4):
         raise ValueError(f"vector must be 1 or 4 (floats per load), got {vector!r}")
-    if vector == 4 and not runtime.is_simulator() and d_a.__cuda_array_interface__["data"][0] % 16:
+    if vector == 4 and not launch.aligned(d_a, 16):
         vector = 1  # a view that starts off a 16-byte boundary
     blocks_per_sm = launch.positive_int(blocks_per_sm, "blocks_per_sm")
     blocks = (
@@ -186,9 +175,7 @@ def sum_grid_stride(
         else launch.positive_int(blocks, "blocks")
     )
     kernel = grid_stride_kernel(block, items, vector, bool(readonly), bool(hand_over))
-    # the hand-over's accumulator and ticket counter belong to this call, cleared here: a failed
-    # launch cannot leave a partial sum behind for the next call
-    acc, tickets = zeros(1, np.float32), zeros(1, np.uint32)
+    acc, tickets = scratch(np.float32)  # left at 0 by every launch (device.handover)
     step = launch.Step(kernel, blocks, block, (d_a, total.device, acc, tickets))
     return sum_launch((step,) if hand_over else (zero_step(total.device), step), total, to_host)
 
