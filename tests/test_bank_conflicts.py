@@ -348,7 +348,7 @@ def test_every_kernel_is_registered_with_its_signatures():
 def test_tuning_space_describes_the_chosen_launch():
     space = fast.TUNING["space"]
     assert fast.WIDE_BLOCK in space["block"] and fast.VEC in space["vec"]
-    assert fast.GROUP in space["group"] and callable(fast.TUNING["case"])
+    assert fast.TUNING["chosen"]["group"] in space["group"] and callable(fast.TUNING["case"])
 
 
 @pytest.mark.skipif(not runtime.is_simulator(), reason="the GPU compiles kernels at every launch")
@@ -372,3 +372,50 @@ def test_the_padded_tile_compiles_for_a_gpu():
         pytest.skip("no NVVM here to compile PTX")
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"[{32 * 33 * 4}]" in done.stdout  # a 32 x 33 tile of float32
+
+
+# ---- fast.transpose on every shape: tiles for the bulk, thin kernels for few rows or columns -----
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    h=st.integers(1, 40),
+    w=st.integers(1, 40),
+    dtype=st.sampled_from([np.float32, np.complex64]),
+    offset=st.integers(0, 3),
+)
+def test_fast_transpose_on_random_shapes_and_offsets(h, w, dtype, offset):
+    """Thin matrices (a side below FEW), tiles, and inputs that start off any alignment."""
+    rng = np.random.default_rng(h * 41 + w)
+    a = (
+        rng.random((h, w)) + 1j * rng.random((h, w))
+        if dtype == np.complex64
+        else rng.random((h, w))
+    )
+    a = a.astype(dtype)
+    buffer = cuda.to_device(np.concatenate([np.zeros(offset, dtype), a.ravel()]))
+    d_a = buffer[offset:].reshape(h, w)  # a view offset by `offset` elements
+    out = poisoned((w, h), dtype)
+    fast.transpose(d_a, out=out)
+    np.testing.assert_array_equal(out.copy_to_host(), a.T)
+
+
+@pytest.mark.parametrize("h, w", [(1, 1), (1, 97), (97, 1), (31, 200), (200, 31), (2, 4097)])
+def test_thin_matrices_take_the_thin_kernels(h, w, rng):
+    a = random(rng, (h, w))
+    (step,) = fast.transpose.prepare(a).steps
+    thin = fast.transpose_few_rows if h <= w else fast.transpose_few_columns
+    assert step.kernel is thin
+    np.testing.assert_array_equal(fast.transpose(a), a.T)
+
+
+def test_a_thin_block_moves_whole_columns_that_fit_its_tile():
+    for fewest in range(1, fast.FEW):
+        moved = 1 << fast.largest_shift(fewest)
+        assert moved * (fewest | 1) <= fast.THIN_SPAN < 2 * moved * (fewest | 1)
+
+
+def test_blocks_walk_whole_tile_columns_unless_a_column_outnumbers_the_resident_blocks():
+    resident = launch.resident_blocks(512)
+    assert fast.group_for(resident, 512) == resident
+    assert fast.group_for(resident + 1, 512) == fast.TALL_GROUP
