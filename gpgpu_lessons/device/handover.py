@@ -31,12 +31,16 @@ def add_and_hand_over(value, total, acc, tickets):
 _SCRATCH: dict = {}  # (dtype, id of the context) -> (context, accumulator, tickets), GPU only
 
 
-def scratch(dtype):
-    """(accumulator, ticket counter) for add_and_hand_over, both 0: kept per context on a GPU."""
+def scratch(dtype, like=None):
+    """(accumulator, ticket counter) for add_and_hand_over, both 0: kept per context on a GPU.
+
+    like: a device array of the launch; its memory knows its context (cheaper to ask than CUDA).
+    """
     dtype = np.dtype(dtype)
     if runtime.is_simulator():
         return zeros(1, dtype), zeros(1, np.uint32)
-    context = cuda.current_context()  # kept in the value: its id is not reused while we hold it
+    context = getattr(getattr(like, "gpu_data", None), "context", None) or cuda.current_context()
+    # the context is kept in the value: its id is not reused while we hold it
     key = (dtype, id(context))
     if key not in _SCRATCH:
         _SCRATCH[key] = (context, zeros(1, dtype), zeros(1, np.uint32))

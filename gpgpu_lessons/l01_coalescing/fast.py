@@ -160,7 +160,7 @@ def _dot_launch(
 ) -> launch.Launch:
     """One launch of the dot kernel with just enough blocks (at most `waves` rounds of them)."""
     blocks = min(launch.grid_1d(d_x.size, block * unroll), fill_blocks(block, waves))
-    acc, tickets = scratch(d_x.dtype)  # left at 0 by every launch (device.handover)
+    acc, tickets = scratch(d_x.dtype, like=d_x)  # left at 0 by every launch (device.handover)
     return launch.single(
         kernel, blocks, block, d_x, d_y, o.device, acc, tickets, out=o, to_host=to_host, scalar=True
     )

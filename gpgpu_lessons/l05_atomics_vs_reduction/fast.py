@@ -175,7 +175,7 @@ def sum_grid_stride(
         else launch.positive_int(blocks, "blocks")
     )
     kernel = grid_stride_kernel(block, items, vector, bool(readonly), bool(hand_over))
-    acc, tickets = scratch(np.float32)  # left at 0 by every launch (device.handover)
+    acc, tickets = scratch(np.float32, like=d_a)  # left at 0 by every launch (device.handover)
     step = launch.Step(kernel, blocks, block, (d_a, total.device, acc, tickets))
     return sum_launch((step,) if hand_over else (zero_step(total.device), step), total, to_host)
 
