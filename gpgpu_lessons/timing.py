@@ -83,6 +83,24 @@ class Timing:
         return f"{text} [{self.clock}]"
 
 
+def per_call_us(call, *, calls: int = 200, repeat: int = 5) -> float:
+    """Median host time of one call in microseconds, without waiting for the GPU in between.
+
+    What a launch costs the CPU: `calls` back-to-back calls per sample (fewer than the launch
+    queue holds, so the GPU never makes the host wait), synchronised between samples.
+    """
+    call()
+    cuda.synchronize()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+        cuda.synchronize()
+    return statistics.median(samples)
+
+
 def _format_ms(ms: float) -> str:
     """Milliseconds with a unit that keeps three significant digits readable."""
     return f"{ms * 1e3:.3g} us" if ms < 1 else f"{ms:.4g} ms"

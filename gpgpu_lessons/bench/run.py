@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import math
-import statistics
 import time
 import zlib
 from importlib import metadata
@@ -105,20 +104,6 @@ def check_reduction(inputs, out, cp) -> tuple[bool, str]:
 # ---- timing ------------------------------------------------------------------------------------
 
 
-def host_us(call, calls: int = CALLS, repeat: int = 5) -> float:
-    """Median host time of one call, in microseconds, without waiting for the GPU."""
-    call()
-    cuda.synchronize()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-        cuda.synchronize()
-    return statistics.median(samples)
-
-
 def host_cost(family: Family, kernel: Kernel, inputs, out, cp) -> HostCost:
     """Host time per call of the fast wrapper, of a bare launch of its steps, and of CuPy."""
     steps = kernel.prepare(inputs, out).steps
@@ -134,9 +119,9 @@ def host_cost(family: Family, kernel: Kernel, inputs, out, cp) -> HostCost:
     return HostCost(
         family.name,
         int(inputs[0].size),
-        host_us(wrapper),
-        host_us(bare),
-        None if counterpart is None else host_us(counterpart),
+        timing.per_call_us(wrapper, calls=CALLS),
+        timing.per_call_us(bare, calls=CALLS),
+        None if counterpart is None else timing.per_call_us(counterpart, calls=CALLS),
         len(steps),
     )
 

@@ -169,3 +169,23 @@ def fastest(shown) -> str:
     rows = shown.data["rows"]
     best = [min(rows, key=lambda row: row[k])[0] for k in range(1, len(kinds) + 1)]
     return "fastest on " + "; ".join(f"{kind}: {b}" for kind, b in zip(kinds, best, strict=True))
+
+
+def crossover(sizes, ours, theirs, names=("ours", "theirs")) -> tuple[list[str], list[list]]:
+    """Header and rows: time of each sum per size, and which is faster; the last row names the
+    smallest size from which ours is never slower (the crossover), or says there is none."""
+    header = ["elements", f"{names[0]}", f"{names[1]}", f"{names[1]} time / {names[0]} time"]
+    rows = [
+        [
+            f"2^{n.bit_length() - 1}",
+            duration(a.median_ms),
+            duration(b.median_ms),
+            b.median_ms / a.median_ms,
+        ]
+        for n, a, b in zip(sizes, ours, theirs, strict=True)
+    ]
+    faster = [a.median_ms <= b.median_ms for a, b in zip(ours, theirs, strict=True)]
+    start = next((i for i in range(len(faster)) if all(faster[i:])), None)
+    verdict = "never, in this range" if start is None else f"from {rows[start][0]} elements up"
+    rows.append([f"{names[0]} at least as fast", "", "", verdict])
+    return header, rows
