@@ -36,6 +36,8 @@ WARP_SIZE = 32
 
 def positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Return value as an int, or raise naming `name` when it is not an integer >= minimum."""
+    if type(value) is int and value >= minimum:  # the usual case, without the slower checks
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
@@ -139,20 +141,33 @@ def resident_blocks(block_threads: int, per_sm: int | None = None) -> int:
 # ---- arrays --------------------------------------------------------------------------------
 
 
-def is_device_array(a) -> bool:
-    """True for a GPU array (Numba's, CuPy's, ...) or, in the simulator, its stand-in for one."""
+@functools.cache
+def numba_array_type() -> type:
+    """Numba's device array class: DeviceNDArray, or the simulator's FakeCUDAArray."""
     if runtime.is_simulator():
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
-        return isinstance(a, FakeCUDAArray)
+        return FakeCUDAArray
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
-    # isinstance first: is_cuda_array builds the whole __cuda_array_interface__ dict, per call
-    return isinstance(a, DeviceNDArray) or cuda.is_cuda_array(a)
+    return DeviceNDArray
+
+
+def is_device_array(a) -> bool:
+    """True for a GPU array (Numba's, CuPy's, ...) or, in the simulator, its stand-in for one."""
+    if isinstance(a, numba_array_type()):
+        return True
+    # is_cuda_array builds the whole __cuda_array_interface__ dict: asked only of other types
+    return not runtime.is_simulator() and cuda.is_cuda_array(a)
+
+
+@functools.cache
+def _dtypes_of(dtypes) -> tuple[np.dtype, ...]:
+    return tuple(np.dtype(d) for d in (dtypes if isinstance(dtypes, tuple) else (dtypes,)))
 
 
 def _dtypes(dtypes) -> tuple[np.dtype, ...]:
-    return tuple(np.dtype(d) for d in (dtypes if isinstance(dtypes, (tuple, list)) else (dtypes,)))
+    return _dtypes_of(tuple(dtypes) if isinstance(dtypes, list) else dtypes)
 
 
 def device_input(
@@ -187,11 +202,8 @@ def device_input(
             f"{name} is not C-contiguous (a slice with a step, or a transpose?); "
             f"make a contiguous copy first: np.ascontiguousarray({name})"
         )
-    if on_device and not runtime.is_simulator():
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
-
-        if not isinstance(a, DeviceNDArray):
-            a = cuda.as_cuda_array(a)  # CuPy and other arrays with __cuda_array_interface__
+    if on_device and not isinstance(a, numba_array_type()):
+        a = cuda.as_cuda_array(a)  # CuPy and other arrays with __cuda_array_interface__
     if on_device and not a.is_c_contiguous():
         raise ValueError(
             f"{name} is a non-contiguous device array; make a contiguous copy first "

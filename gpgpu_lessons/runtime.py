@@ -84,11 +84,16 @@ except (GPUUnavailableError, ValueError) as problem:  # one clear line, not a tr
     raise SystemExit(f"gpgpu_lessons: {problem}") from None
 
 
+_SIMULATING: list[bool] = []  # numba.config's answer, kept: Numba reads it once, at import
+
+
 def is_simulator() -> bool:
     """True when kernels run on Numba's CUDA simulator (numba.config, the source of truth, says)."""
-    from numba import config
+    if not _SIMULATING:  # asked on every launch: ask Numba once
+        from numba import config
 
-    return bool(config.ENABLE_CUDASIM)
+        _SIMULATING.append(bool(config.ENABLE_CUDASIM))
+    return _SIMULATING[0]
 
 
 def mode_line() -> str:
