@@ -400,7 +400,7 @@ def test_fast_transpose_on_random_shapes_and_offsets(h, w, dtype, offset):
     np.testing.assert_array_equal(out.copy_to_host(), a.T)
 
 
-@pytest.mark.parametrize("h, w", [(2, 2), (3, 97), (97, 5), (31, 200), (200, 31), (2, 4097)])
+@pytest.mark.parametrize("h, w", [(1, 1), (1, 97), (97, 1), (31, 200), (200, 31), (2, 4097)])
 def test_thin_matrices_take_the_thin_kernels(h, w, rng):
     a = random(rng, (h, w))
     (step,) = fast.transpose.prepare(a).steps
@@ -419,14 +419,3 @@ def test_blocks_walk_whole_tile_columns_unless_a_column_outnumbers_the_resident_
     resident = launch.resident_blocks(512)
     assert fast.group_for(resident, 512) == resident
     assert fast.group_for(resident + 1, 512) == fast.TALL_GROUP
-
-
-@pytest.mark.parametrize("dtype", fast.DTYPES)
-@pytest.mark.parametrize("shape", [(1, 1), (1, 37), (37, 1)])
-def test_rows_and_columns_transpose_as_a_copy_of_their_bytes(shape, dtype, rng):
-    a = random(rng, shape, dtype)
-    (step,) = fast.transpose.prepare(a).steps[-1:]
-    assert "copy" in step.kernel.__name__
-    got = fast.transpose(a)
-    assert got.shape == shape[::-1] and got.dtype == dtype
-    np.testing.assert_array_equal(got, a.T)

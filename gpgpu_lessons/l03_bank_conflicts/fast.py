@@ -27,7 +27,6 @@ complex64 included.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import numpy as np
@@ -36,7 +35,6 @@ from numba import cuda
 from .. import launch, runtime
 from ..device.index import at
 from ..device.vector import load_vector, store_vector
-from ..l01_coalescing import fast as coalescing
 from ..specialise import python_function, specialise
 
 FOUR_BYTE = (np.float32, np.int32, np.uint32)
@@ -337,23 +335,11 @@ def _thin_launch(d_a, o, to_host) -> launch.Launch:
     return launch.single(kernel, grid, THIN_THREADS, *args, shift, out=o, to_host=to_host)
 
 
-def _vector_copy(d_a, o, to_host) -> launch.Launch:
-    """A 1 x N or N x 1 matrix moved by lesson 01's copy, as words of its element size."""
-    word = np.uint32 if d_a.dtype.itemsize == 4 else np.float64  # a float64 copy moves bits
-    flat = [x.reshape(x.size).view(word) for x in (d_a, o.device)]
-    built = coalescing.copy.prepare(flat[0], out=flat[1])
-    return dataclasses.replace(
-        built, out=o.device, to_host=to_host, host_out=o.host, out_given=o.given
-    )
-
-
 @launch.op
 def transpose(a, *, out=None):
     """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
     d_a, o, to_host = _checked(a, out, transpose=True)
     h, w = d_a.shape
-    if min(h, w) == 1:  # a row or a column: its transpose has the same bytes, in the same order
-        return _vector_copy(d_a, o, to_host)
     if min(h, w) < FEW:
         return _thin_launch(d_a, o, to_host)
     nbytes = d_a.dtype.itemsize * VEC
