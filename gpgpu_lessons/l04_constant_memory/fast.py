@@ -1,7 +1,7 @@
 """Lesson 04, reaching the ceiling: the tiled filter tuned to about 0.91x the device copy (H200).
 
 The kernels below are written for one filter and one tile shape, named by module constants:
-GAUSSIAN_5, and the Tile TILE. Four tricks, each explained where it is used:
+GAUSSIAN_5, and the Tile TILE. Five tricks, each explained where it is used:
 
 1. the taps as immediates: the kernel copies the filter into registers once; a filter from
    constant memory is known at compile time, so its values end up inside the multiply-adds;
@@ -10,22 +10,31 @@ GAUSSIAN_5, and the Tile TILE. Four tricks, each explained where it is used:
 3. all loads first: a thread issues every global load of its part of the tile before its first
    shared-memory store, so they are all in flight at once;
 4. an interior fast path: blocks wholly inside the image skip every clamp and bounds test, and
-   indices are unsigned (device.index.at) so Numba adds no negative-index wraparound.
+   indices are unsigned (device.index.at) so Numba adds no negative-index wraparound;
+5. a cheap edge, and a block order: in an edge block a thread skips the rows and columns that
+   lie outside the image; a grid wider than tall walks down its columns, so the tiles above and
+   below (which read the same halo rows) run together and the halo comes from L2, and the
+   partial last row of tiles is spread over the run instead of running alone at its end.
 
 Any other filter, memory or tile shape is the same code compiled with other constants:
 `tiled_kernel` copies these functions with their module constants replaced (Numba freezes a
 function's globals at compile time, so each copy is a kernel of its own, with its own name).
+`filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
+and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
+pixels), and a flat tile (as tall as a short image) or a tall one (4 columns wide) where TILE
+would compute more than twice the image.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import types
 import zlib
 from typing import NamedTuple
 
 import numpy as np
-from numba import cuda, float32
+from numba import cuda, float32, int64
 
 from .. import launch, runtime
 from ..device.index import at, clamp
@@ -53,6 +62,18 @@ TILE = Tile()
 CLAMPS_EVERYWHERE = TILE._replace(fast_interior=False)  # the notebook's bar without trick 4
 
 
+def pitch(tile_w: int, threads_x: int, rows: int) -> int:
+    """A tile row's length in shared memory: tile_w, padded if a warp spans several thread rows.
+
+    The warp's thread rows are rows * pitch floats apart: an odd multiple of threads_x (modulo
+    32) puts each on banks of its own (lesson 03's padding).
+    """
+    if threads_x >= 32 or 32 % threads_x:
+        return tile_w  # a warp in one thread row reads neighbours: no conflict to avoid
+    padded = [p for p in range(tile_w, tile_w + 32) if rows * p % (2 * threads_x) == threads_x]
+    return padded[0] if padded else tile_w
+
+
 def constants(tile: Tile, filter_shape) -> dict:
     """The module constants the kernels below read, for one tile shape and one filter shape."""
     ky, kx = filter_shape
@@ -70,6 +91,7 @@ def constants(tile: Tile, filter_shape) -> dict:
         "OUT_W": out_w,
         "TILE_H": tile_h,
         "TILE_W": tile_w,
+        "PITCH": pitch(tile_w, tile.threads_x, tile.rows),
         "PASSES_Y": -(-tile_h // tile.threads_y),
         "PASSES_X": -(-tile_w // tile.threads_x),
         "WINDOW": tile.rows + ky - 1,
@@ -83,6 +105,7 @@ FAST_INTERIOR = TILE.fast_interior
 KY, KX = WEIGHTS.shape  # filter rows and columns
 OUT_H, OUT_W = THREADS_Y * ROWS, THREADS_X * COLS  # a block's outputs
 TILE_H, TILE_W = OUT_H + KY - 1, OUT_W + KX - 1  # ... plus the filter's halo
+PITCH = TILE_W  # a tile row in shared memory: TILE's warps are one thread row each, no padding
 PASSES_Y, PASSES_X = -(-TILE_H // THREADS_Y), -(-TILE_W // THREADS_X)  # loads per thread
 WINDOW = ROWS + KY - 1  # tile rows behind one thread's ROWS outputs
 
@@ -133,8 +156,12 @@ def load_tile(image, tile, y0, x0, clamped):
 def filter_tile(tile, taps, out, y0, x0, clamped):
     """This thread's ROWS x COLS outputs from the tile; bounds tests only if `clamped`."""
     top = cuda.threadIdx.y * ROWS
+    if clamped and y0 + KY // 2 + top >= out.shape[0]:
+        return  # an edge thread whose rows are all below the image: nothing to make
     for col in range(COLS):
         left = cuda.threadIdx.x + col * THREADS_X
+        if clamped and x0 + KX // 2 + left >= out.shape[1]:
+            return  # this column, and those right of it, are outside the image
         acc = cuda.local.array(ROWS, float32)  # constant indices once unrolled: registers
         for k in range(ROWS):
             acc[k] = 0
@@ -151,6 +178,16 @@ def filter_tile(tile, taps, out, y0, x0, clamped):
                 out[at(y)][at(x)] = acc[k]
 
 
+@cuda.jit(device=True, inline="always")
+def block_position():
+    """(column, row) of this block's tile, taking the grid's shorter side first."""
+    across, down = cuda.gridDim.x, cuda.gridDim.y
+    if across <= down:  # the launch order: along each row of tiles
+        return int64(cuda.blockIdx.x), int64(cuda.blockIdx.y)
+    n = int64(cuda.blockIdx.y) * across + cuda.blockIdx.x  # a wide grid: down each column, so
+    return n // down, n % down  # the tiles above and below read their shared halo rows from L2
+
+
 @cuda.jit
 def filter_tiled(image, weights, out, first_block_row):
     """Stage a tile plus halo in shared memory; each thread makes ROWS x COLS outputs."""
@@ -158,9 +195,10 @@ def filter_tiled(image, weights, out, first_block_row):
     for dy in range(KY):
         for dx in range(KX):
             taps[dy, dx] = read_taps(weights)[dy, dx]
-    tile = cuda.shared.array((TILE_H, TILE_W), float32)
-    x0 = cuda.blockIdx.x * OUT_W - KX // 2  # where tile[0, 0] is (may be outside)
-    y0 = (first_block_row + cuda.blockIdx.y) * OUT_H - KY // 2  # a tall image: several launches
+    tile = cuda.shared.array((TILE_H, PITCH), float32)
+    block_col, block_row = block_position()
+    x0 = block_col * OUT_W - KX // 2  # where tile[0, 0] is (may be outside)
+    y0 = (first_block_row + block_row) * OUT_H - KY // 2  # a tall image: several launches
     h, w = image.shape
     if FAST_INTERIOR and y0 >= 0 and x0 >= 0 and y0 + TILE_H <= h and x0 + TILE_W <= w:
         load_tile(image, tile, y0, x0, False)  # an interior block: no clamps, no tests
@@ -238,7 +276,7 @@ def check_tile(tile) -> Tile:
 def shared_bytes(filter_shape, tile: Tile = TILE) -> int:
     """Shared memory of the tiled kernel: the block's outputs plus the filter's halo, float32."""
     c = constants(tile, filter_shape)
-    return c["TILE_H"] * c["TILE_W"] * 4
+    return c["TILE_H"] * c["PITCH"] * 4
 
 
 def tiled_kernel(weights, *, memory: str = "constant", tile: Tile = TILE):
@@ -261,18 +299,103 @@ def _checked_kernel(weights: np.ndarray, memory: str, tile: Tile):
     return _instance(memory, weights.shape, compiled_in, tile)
 
 
+# ---- the tile that fits the image --------------------------------------------------------------
+
+
+def line(tile: Tile) -> Tile:
+    """tile's threads in one row, each making its rows x cols outputs side by side in one row."""
+    threads = tile.threads_x * tile.threads_y
+    return Tile(threads, 1, 1, tile.rows * tile.cols, tile.fast_interior)
+
+
+def flat(tile: Tile, h: int) -> Tile:
+    """tile's threads in one row, each making min(h, rows) rows: as tall as a short image."""
+    threads = tile.threads_x * tile.threads_y
+    return Tile(threads, 1, min(h, tile.rows), tile.cols, tile.fast_interior)
+
+
+def tall(tile: Tile) -> Tile:
+    """tile's threads 4 across (16 bytes of floats), the others down, an odd number of rows each.
+
+    One column each: a narrow image wastes few threads. A warp's thread rows are `rows` tile
+    rows apart: an odd count lets the pitch put them on different banks.
+    """
+    threads = tile.threads_x * tile.threads_y
+    across = math.gcd(threads, 4)
+    return Tile(across, threads // across, tile.rows | 1, 1, tile.fast_interior)
+
+
+class Plan(NamedTuple):
+    """What filter2d launches on one image: the tile, the filter and the shape the kernel sees."""
+
+    tile: Tile
+    weights: np.ndarray  # the filter, or for a line its rows (1 x N) or columns (N x 1) summed
+    shape: tuple[int, int]  # the image's shape, or (1, N) for an image of one row or column
+
+
+def fits(filter_shape, tile: Tile) -> bool:
+    """True when the tile and its halo fit in a block's 48 KiB of static shared memory."""
+    return shared_bytes(filter_shape, tile) <= launch.STATIC_SHARED_MEMORY_BYTES
+
+
+def efficiency(shape, filter_shape, tile: Tile) -> float:
+    """The share of the outputs a launch of this tile computes that lie inside the image."""
+    c = constants(tile, filter_shape)
+    (h, w), out_h, out_w = shape, c["OUT_H"], c["OUT_W"]
+    computed = launch.blocks_for(h, out_h) * out_h * launch.blocks_for(w, out_w) * out_w
+    return h * w / computed
+
+
+def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
+    """How filter2d covers an image of this shape with tile's threads (weights and tile checked).
+
+    1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
+    row: clamped to the image, every filter row reads its one row (N x 1: every column its
+    one column), so summing them is the same filter. Otherwise `tile`, unless it would compute
+    more than twice the image's outputs: then the one of tile, `flat` and `tall` that computes
+    the fewest outside it. Each layout is filter_tiled with other constants.
+    """
+    h, w = shape
+    if h == 1 or w == 1:
+        folded = weights.sum(axis=0 if h == 1 else 1, dtype=np.float64).astype(np.float32)
+        if fits((1, folded.size), line(tile)):
+            return Plan(line(tile), folded[np.newaxis], (1, h * w))
+    if efficiency(shape, weights.shape, tile) >= 0.5:
+        return Plan(tile, weights, (h, w))
+    tiles = [t for t in (tile, flat(tile, h), tall(tile)) if fits(weights.shape, t)]
+    best = max(tiles, key=lambda t: efficiency(shape, weights.shape, t))  # tile on a tie
+    return Plan(best, weights, (h, w))
+
+
+def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) -> tuple:
+    """Every kernel filter2d may launch with this filter, memory and tile, whatever the image."""
+    weights, memory, tile = _checked(weights, memory, tile)
+    lines = [plan(shape, weights, tile) for shape in ((1, 2), (2, 1))]
+    shortest = 2 if lines[0].tile == line(tile) else 1  # an image of one row takes the line
+    heights = range(shortest, max(shortest, tile.rows) + 1)
+    layouts = [tile, tall(tile), *(flat(tile, h) for h in heights)]
+    configs = [(weights, t) for t in layouts if fits(weights.shape, t)]
+    configs += [(p.weights, p.tile) for p in lines]
+    return tuple(dict.fromkeys(_checked_kernel(w, memory, t) for w, t in configs))
+
+
 @launch.op
 def filter2d(image, weights, *, memory: str = "constant", tile: Tile = TILE, out=None):
-    """Filter a 2-D float32 or uint8 image (clamp-to-edge) into float32: the tuned tiled kernel."""
+    """Filter a 2-D float32 or uint8 image (clamp-to-edge) into float32: the tuned tiled kernel.
+
+    `tile` is the bulk tile; `plan` lays its threads out to fit thin images.
+    """
     weights, memory, tile = _checked(weights, memory, tile)
     d_image, to_host, output = checks.image_and_output(image, out)
-    c = constants(tile, weights.shape)
-    args = (d_image, cuda.to_device(weights), output.device)  # a 'constant' kernel ignores weights
+    chosen = plan(d_image.shape, weights, tile)
+    c = constants(chosen.tile, chosen.weights.shape)
+    d_weights = cuda.to_device(chosen.weights)  # a 'constant' kernel ignores its argument
+    args = (d_image.reshape(chosen.shape), d_weights, output.device.reshape(chosen.shape))
     return checks.banded(
-        _checked_kernel(weights, memory, tile),
-        d_image.shape,
+        _checked_kernel(chosen.weights, memory, chosen.tile),
+        chosen.shape,
         (c["OUT_W"], c["OUT_H"]),
-        (tile.threads_x, tile.threads_y),
+        (chosen.tile.threads_x, chosen.tile.threads_y),
         args,
         output,
         to_host,
@@ -305,5 +428,5 @@ NOTEBOOK_INSTANCES = (  # the instances the notebook runs
 )
 SIGNATURES = {
     kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
-    for kernel in (filter_tiled, *NOTEBOOK_INSTANCES)
+    for kernel in (*launched_kernels(WEIGHTS), *NOTEBOOK_INSTANCES)  # filter_tiled first
 }
