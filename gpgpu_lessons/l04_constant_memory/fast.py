@@ -184,8 +184,8 @@ def block_position():
     across, down = cuda.gridDim.x, cuda.gridDim.y
     if across <= down:  # the launch order: along each row of tiles
         return int64(cuda.blockIdx.x), int64(cuda.blockIdx.y)
-    n = int64(cuda.blockIdx.y) * across + cuda.blockIdx.x  # a wide grid: down each column, so
-    return n // down, n % down  # the tiles above and below read their shared halo rows from L2
+    n = cuda.blockIdx.y * across + cuda.blockIdx.x  # a wide grid: down each column, so the
+    return int64(n // down), int64(n % down)  # tiles above and below share halo rows in L2
 
 
 @cuda.jit
