@@ -26,8 +26,9 @@ BASICS = [
     (fast.flip_vertical_fast, reference.flip_vertical),
 ]
 BASIC_IDS = [wrapper.__name__ for wrapper, _ in BASICS]
+FAST_FLIPS = (fast.flip_horizontal_fast, fast.flip_vertical_fast)
 # 1 x N, N x 1, primes, not multiples of the 32 x 8 block; widths that are and are not whole
-# words of 4, 8 or 16 bytes (the fast flips use the textbook kernel for none); RGB
+# words of 4 or 8 bytes (the fast flips: words and a byte edge at each end of a row); RGB
 SHAPES = [
     (1, 1),
     (1, 3),
@@ -98,9 +99,9 @@ def test_host_in_host_out_device_in_device_out(wrapper, expect, rng):
 @pytest.mark.parametrize("horizontal", [False, True], ids=["vertical", "horizontal"])
 def test_word_flips_in_every_configuration(horizontal, block, word_bytes, rng):
     # several runs of words per row, a last run cut short, rows that do not fill the last block
-    if horizontal and word_bytes == 16:
-        with pytest.raises(ValueError, match="word_bytes must be 4 or 8 for a horizontal flip"):
-            fast.flip_words(image(rng, (2, 32)), horizontal=True, word_bytes=16)
+    if word_bytes == 16:  # words are shifted into place: at most 8 bytes, the widest integer
+        with pytest.raises(ValueError, match="word_bytes must be 4 or 8 for a"):
+            fast.flip_words(image(rng, (2, 32)), horizontal=horizontal, word_bytes=16)
         return
     expect = reference.flip_horizontal if horizontal else reference.flip_vertical
     for shape in [(5, 16 * 40), (4, 16 * 11, 3)]:
@@ -124,10 +125,9 @@ def test_word_flips_in_every_configuration(horizontal, block, word_bytes, rng):
 )
 def test_fast_kernels_on_misaligned_images(wrapper, expect, rng):
     a = image(rng, (4, 16))
-    for offset, word in [(8, 8), (4, 4), (1, 0)]:
+    for offset in (8, 4, 1):  # tests/test_l02_fast_shapes.py: the flips at every offset
         d_flat = cuda.to_device(np.concatenate([np.zeros(offset, np.uint8), a.ravel()]))
         d_a = d_flat[offset:].reshape(4, 16)  # starts `offset` bytes into an allocation
-        assert fast.flip_word_bytes(d_a, a.shape, horizontal=False, widest=16) == word
         np.testing.assert_array_equal(wrapper(d_a).copy_to_host(), expect(a))
 
 
@@ -324,7 +324,8 @@ def test_n_x_1_and_1_x_n_in_bands_of_rows(wrapper, expect, shape, rng, monkeypat
     monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
     a = image(rng, shape)
     prepared = wrapper.prepare(a, *arguments(wrapper))
-    if shape[0] > 1 and wrapper is not fast.negative_fast:  # the negative's grid is 1-D
+    # the fast kernels' grids: 1-D (negative), rows on grid x (flips: an N x 1 image is one row)
+    if shape[0] > 1 and wrapper not in (fast.negative_fast, *FAST_FLIPS):
         assert len(prepared.steps) > 1
     np.testing.assert_array_equal(prepared.result(), expect(a))
 
@@ -381,7 +382,7 @@ def test_bad_mosaic_sizes_are_named(mosaic, size, message):
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"word_bytes": 2}, "word_bytes must be 4 or 8 or 16"),
+        ({"word_bytes": 2}, "word_bytes must be 4 or 8 for a vertical flip, got 2"),
         ({"per_thread": 0}, "per_thread must be an integer >= 1"),
         ({"block": (32, 2, 2)}, r"block is \(threads along a row, rows\)"),
         ({"block": 2048}, "at most 1024 per block"),

@@ -39,8 +39,8 @@ LESSON_CLAIMS = [
     ("l02_shared_memory.fast", "negative_words", None, "4 loads before the first store"),
     ("l02_shared_memory.fast", "flip_vertical_words_4B_x4", None, "in registers"),
     ("l02_shared_memory.fast", "flip_vertical_words_4B_x4", None, "4 loads before the first store"),
-    ("l02_shared_memory.fast", "flip_vertical_words_16B_x4", None, "in registers"),
-    ("l02_shared_memory.fast", "flip_vertical_words_16B_x4", None, "16-byte loads and stores"),
+    ("l02_shared_memory.fast", "flip_vertical_words_8B_x4", None, "in registers"),
+    ("l02_shared_memory.fast", "flip_vertical_words_8B_x4", None, "8-byte loads and stores"),
     ("l02_shared_memory.fast", "flip_horizontal_words_rgb_4B_x4", None, "in registers"),
     ("l02_shared_memory.fast", "flip_horizontal_words_gray_4B_x4", None, "in registers"),
     (

@@ -3,15 +3,19 @@
 A warp of one-pixel threads asks for 32 bytes per load instruction, and each thread has one
 small load in flight: far from what the memory system can deliver. The tricks, one per slide:
 
-1. words: view the image as 4-, 8- or 16-byte words; one instruction moves a whole word;
+1. words: view the image as 4- or 8-byte words; one instruction moves a whole word;
 2. several words per thread, all loaded before the first store: more loads in flight;
 3. thread t of a block takes words t, t + T, t + 2T, ... (T threads): each load instruction of
    a warp reads one contiguous run of memory (coalesced);
 4. negative: 255 - b is NOT b for a byte, so one XOR inverts four pixels;
-5. vertical flip: rows move whole, in 16-byte words (one ld.global.v2 each, device.vector);
-6. horizontal flip: read the mirrored group of pixels, reverse the pixels inside the group.
-
-Rows that do not split into whole, aligned words fall back to the textbook kernels.
+5. vertical flip: rows move whole, as words;
+6. horizontal flip: read the mirrored group of pixels, reverse the pixels inside the group;
+7. rows of any length (`row_layout`): an output row is a few head bytes, aligned words, a few
+   tail bytes; the row's first threads copy those edge bytes, one each, while their words are in
+   flight. The bytes an aligned output word needs may start anywhere in the source
+   (`word_reader`): two aligned loads and a funnel shift;
+8. one pixel per row: an N x 1 image's vertical flip mirrors the pixels of ONE row (1 x N), and
+   its horizontal flip is a copy (the vertical flip of one row).
 """
 
 from __future__ import annotations
@@ -20,10 +24,9 @@ import dataclasses
 import functools
 
 import numpy as np
-from numba import complex128, cuda, uint32, uint64
+from numba import cuda, uint32, uint64
 
 from .. import launch
-from ..device.vector import load_vector, store_vector
 from . import checks, textbook
 
 # The negative: 4-byte words, WORDS_PER_THREAD of them per thread, all loaded before the first
@@ -32,16 +35,20 @@ WORDS_PER_THREAD = 4
 WORD_THREADS = 256
 ALL_ONES = np.uint32(0xFFFFFFFF)
 
-# The flips' launch, chosen on an H200 (16384 x 16384 gray, 9472 x 9472 RGB) by timing the
-# space in TUNING below (`python -m gpgpu_lessons.tune flips`; its table is recorded in
-# gpgpu_lessons/recorded/tuning/): the widest word a row allows, up to VERTICAL_WORD_BYTES or
-# HORIZONTAL_WORD_BYTES[channels]; FLIP_PER_THREAD words per thread; blocks of FLIP_BLOCK
-# (threads along a row, rows). RGB mirrors in 4-byte words: shuffling 24 bytes of 8-byte words
+# The flips' launch: words of VERTICAL_WORD_BYTES or HORIZONTAL_WORD_BYTES[channels],
+# FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
+# than the block's run share it). Chosen on an H200 (16384 x 16384 gray, 9472 x 9472 RGB) by
+# timing TUNING's space (`python -m gpgpu_lessons.tune flips`, recorded in
+# gpgpu_lessons/recorded/tuning/) for the earlier kernels, which took whole-word rows only and
+# moved vertical rows in 16-byte words; here a word may be shifted into place, so it is at most
+# 8 bytes, the widest integer. RGB mirrors in 4-byte words: shuffling 24 bytes of 8-byte words
 # cost more than it saved.
-VERTICAL_WORD_BYTES = 16
+VERTICAL_WORD_BYTES = 8
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 4}
 FLIP_PER_THREAD = 4
 FLIP_BLOCK = (256, 1)
+WORD_BYTES = (4, 8)  # the word sizes flip_words takes
+WORD_DTYPES = {4: np.uint32, 8: np.uint64}  # the kernels see aligned words as these
 
 
 # ---- the negative: XOR on 4-byte words -------------------------------------------------------
@@ -65,88 +72,149 @@ def negative_words(src_words, dst_words, src_bytes, dst_bytes):
             dst_bytes[b] = 255 - src_bytes[b]
 
 
-# ---- the flips: words, several per thread ----------------------------------------------------
+# ---- the flips: words from any byte, several per thread --------------------------------------
+
+
+def word_reader(word_bytes: int, count: int):
+    """A device function: `count` words from ANY byte of src, by aligned loads and funnel shifts."""
+    word = uint32 if word_bytes == 4 else uint64
+
+    @cuda.jit(device=True, inline="always")
+    def funnel(lo, hi, shift):
+        """Bytes shift.. of lo, then hi's first bytes (little-endian); shift 0 gives lo."""
+        bits = word(8 * shift)  # hi << (8 * word_bytes - bits) is undefined for bits = 0: 2 shifts
+        return word((lo >> bits) | ((hi << (word(8 * word_bytes - 1) - bits)) << word(1)))
+
+    @cuda.jit(device=True, inline="always")
+    def read_words(src, words, lead, start, held, at):
+        """held[at:at + count] = the words of bytes src[start:]; `words`: src's aligned words."""
+        i, shift = divmod(start - lead, word_bytes)  # they start `shift` bytes into word i
+        last = i + count if shift else i + count - 1  # and end in aligned word `last`
+        if i < 0 or last >= words.size:  # a partial word at an end of src: byte by byte
+            for w in range(count):
+                held[at + w] = word(0)
+                for b in range(word_bytes):
+                    held[at + w] |= word(src[start + w * word_bytes + b]) << word(8 * b)
+        else:
+            for w in range(count):  # two aligned loads a word, one when shift is 0
+                lo = words[i + w]
+                held[at + w] = funnel(lo, words[i + w + 1] if shift else lo, shift)
+
+    return read_words
+
+
+def row_layout(channels: int, word_bytes: int, mirrored: bool):
+    """Device functions: where a row's aligned groups of `channels` words lie, and its edge."""
+    group = channels * word_bytes
+
+    @cuda.jit(device=True, inline="always")
+    def layout(row, row_bytes, dst_lead):
+        """(head, groups, out): bytes before the first group, whole groups, its word of dst."""
+        head = (dst_lead - row) % word_bytes  # bytes to dst's next aligned word
+        while head % channels:  # RGB: on to an aligned word that starts a pixel (twice at most)
+            head += word_bytes
+        head = min(head, row_bytes)
+        return head, (row_bytes - head) // group, (row + head - dst_lead) // word_bytes
+
+    @cuda.jit(device=True, inline="always")
+    def move_edge(src, dst, row, source, row_bytes, head, groups, first):
+        """The bytes before and after the row's groups, one per thread of the row's first run."""
+        if first < cuda.blockDim.x:  # the first run: `first` is the thread's x
+            for j in range(first, row_bytes - groups * group, cuda.blockDim.x):
+                b = j if j < head else j + groups * group  # byte b of the output row
+                s = row_bytes - (b // channels + 1) * channels + b % channels if mirrored else b
+                dst[row + b] = src[source + s]
+
+    return layout, move_edge
 
 
 def flip_vertical_kernel(word_bytes: int, per_thread: int):
-    """The vertical flip on `word_bytes`-byte words, `per_thread` words per thread."""
-    word = {4: uint32, 8: uint64, 16: complex128}[word_bytes]  # any type of that size will do
+    """The vertical flip of rows of any length on 4- or 8-byte words (flip_kernel compiles it)."""
+    read_word = word_reader(word_bytes, 1)
+    layout, move_edge = row_layout(1, word_bytes, mirrored=False)
 
-    def flip_vertical_words(src, dst, height, words, first_run):
-        """Row y of dst is row height-1-y of src, moved as words: several loads, then the stores."""
+    def flip(src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run):
+        """Row y of dst is row height-1-y of src: aligned words (loads, then stores), edge bytes."""
         y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: 2**31 - 1
         first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(per_thread, word)  # registers: the loops over k unroll
+        held = cuda.local.array(per_thread, src_words.dtype)  # registers: the k loops unroll
         if y < height:
-            for k in range(per_thread):  # all loads first: per_thread loads in flight
-                i = first + k * cuda.blockDim.x  # thread t, word t of a warp's run: coalesced
-                if i < words:
-                    held[k] = load_vector(src, (height - 1 - y) * words + i, 1)[0]
+            row, mirror = y * row_bytes, (height - 1 - y) * row_bytes
+            head, words, out = layout(row, row_bytes, dst_lead)
+            for k in range(per_thread):  # all loads first: thread t, word t of a warp's run
+                g = first + k * cuda.blockDim.x
+                if g < words:
+                    read_word(src, src_words, src_lead, mirror + head + g * word_bytes, held, k)
+            move_edge(src, dst, row, mirror, row_bytes, head, words, first)  # loads in flight
             for k in range(per_thread):
-                i = first + k * cuda.blockDim.x
-                if i < words:
-                    store_vector(dst, y * words + i, (held[k],))
+                g = first + k * cuda.blockDim.x
+                if g < words:
+                    dst_words[out + g] = held[k]
 
-    name = f"flip_vertical_words_{word_bytes}B_x{per_thread}"  # each instance its own name
-    flip_vertical_words.__name__ = flip_vertical_words.__qualname__ = name
-    return cuda.jit(flip_vertical_words)
+    return flip
 
 
 def pixel_reverser(channels: int, word_bytes: int):
-    """A device function: word w of a group of word_bytes pixels, with the pixels reversed."""
-    if word_bytes not in (4, 8):
-        raise ValueError(f"a horizontal flip's words are 4 or 8 bytes, got {word_bytes}")
-    word = {4: uint32, 8: uint64}[word_bytes]
+    """A device function: store a group of word_bytes pixels with the pixels reversed."""
+    if word_bytes not in WORD_BYTES:
+        raise ValueError(f"a flip's words are 4 or 8 bytes, got {word_bytes}")
+    word = uint32 if word_bytes == 4 else uint64
 
     @cuda.jit(device=True, inline="always")
-    def reversed_word(held, first, w):
-        """Word w of the group held[first:first + channels], its pixels in reverse order."""
-        out = word(0)
-        for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
-            j = word_bytes * w + b  # output byte j: pixel j // channels
-            s = (word_bytes - 1 - j // channels) * channels + j % channels  # its source byte
-            byte = held[first + s // word_bytes] >> word(8 * (s % word_bytes))
-            out |= (byte & word(0xFF)) << word(8 * b)
-        return out
+    def write_reversed(words, j, held, first):
+        """words[j:j + channels] = the group held[first:first + channels], pixels reversed."""
+        for w in range(channels):
+            out = word(0)
+            for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
+                k = word_bytes * w + b  # output byte k: pixel k // channels
+                s = (word_bytes - 1 - k // channels) * channels + k % channels  # its source byte
+                byte = held[first + s // word_bytes] >> word(8 * (s % word_bytes))
+                out |= (byte & word(0xFF)) << word(8 * b)
+            words[j + w] = out
 
-    return reversed_word
+    return write_reversed
 
 
 def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
-    """The horizontal flip of 1- or 3-channel pixels on 4- or 8-byte words."""
-    reversed_word = pixel_reverser(channels, word_bytes)  # checks word_bytes
-    word, held_words = {4: uint32, 8: uint64}[word_bytes], per_thread * channels  # constants
+    """The horizontal flip of 1- or 3-channel rows of any length (flip_kernel compiles it)."""
+    read_group = word_reader(word_bytes, channels)  # a group: word_bytes pixels, channels words
+    write_reversed = pixel_reverser(channels, word_bytes)
+    layout, move_edge = row_layout(channels, word_bytes, mirrored=True)
+    group = channels * word_bytes
 
-    def flip_horizontal_words(src, dst, height, words, first_run):
-        """Mirror groups of word_bytes pixels (channels words each), reversing the pixels inside."""
-        groups = words // channels  # a group: word_bytes pixels in `channels` words
+    def flip(src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run):
+        """Mirror groups of word_bytes pixels (reversing the pixels inside), then the edge bytes."""
         y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
         first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(held_words, word)  # a constant size: registers
+        held = cuda.local.array(per_thread * channels, src_words.dtype)  # a constant size
         if y < height:
-            row = y * words
+            row = y * row_bytes
+            head, groups, out = layout(row, row_bytes, dst_lead)
+            end = row + row_bytes - head  # group g mirrors the group ending g groups before end
             for k in range(per_thread):  # load mirrored groups: a warp reads a run backwards
                 g = first + k * cuda.blockDim.x
                 if g < groups:
-                    for w in range(channels):
-                        held[k * channels + w] = src[row + (groups - 1 - g) * channels + w]
+                    read_group(src, src_words, src_lead, end - (g + 1) * group, held, k * channels)
+            move_edge(src, dst, row, row, row_bytes, head, groups, first)  # loads in flight
             for k in range(per_thread):  # reverse the pixels of each group, store
                 g = first + k * cuda.blockDim.x
                 if g < groups:
-                    for w in range(channels):
-                        dst[row + g * channels + w] = reversed_word(held, k * channels, w)
+                    write_reversed(dst_words, out + g * channels, held, k * channels)
 
-    name = f"flip_horizontal_words_{'gray' if channels == 1 else 'rgb'}_{word_bytes}B_x{per_thread}"
-    flip_horizontal_words.__name__ = flip_horizontal_words.__qualname__ = name
-    return cuda.jit(flip_horizontal_words)
+    return flip
 
 
 @functools.cache
 def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
-    """The flip kernel for these constants, built and compiled once per combination."""
+    """The flip kernel for these constants, compiled once, under its own name in a profiler."""
     if horizontal:
-        return flip_horizontal_kernel(channels, word_bytes, per_thread)
-    return flip_vertical_kernel(word_bytes, per_thread)
+        flip = flip_horizontal_kernel(channels, word_bytes, per_thread)
+        kind = f"horizontal_words_{'gray' if channels == 1 else 'rgb'}"
+    else:
+        flip = flip_vertical_kernel(word_bytes, per_thread)
+        kind = "vertical_words"
+    flip.__name__ = flip.__qualname__ = f"flip_{kind}_{word_bytes}B_x{per_thread}"
+    return cuda.jit(flip)
 
 
 # ---- wrappers --------------------------------------------------------------------------------
@@ -191,85 +259,77 @@ def negative_fast(image, *, out=None):
     )
 
 
-def flip_word_bytes(d_image, shape, horizontal: bool, widest: int) -> int:
-    """The widest word (16, 8 or 4 bytes, at most `widest`; 0: none) whole rows split into.
-
-    Vertical: each row's bytes are whole words. Horizontal: each group of `word_bytes` pixels is
-    `channels` whole words, so the width must be a multiple of the word size. The image must
-    start at an address that is a multiple of the word size.
-    """
-    row_bytes = d_image.size // max(1, shape[0])
-    start = checks.address(d_image)
-    for word_bytes in (16, 8, 4):
-        whole = (shape[1] if horizontal else row_bytes) % word_bytes == 0
-        if word_bytes <= widest and whole and start % word_bytes == 0:
-            return word_bytes
-    return 0
+def check_word_bytes(word_bytes, horizontal: bool) -> None:
+    """Refuse a word size the flip does not take (None: the tuned one)."""
+    if word_bytes is not None and word_bytes not in WORD_BYTES:
+        raise ValueError(
+            "word_bytes must be 4 or 8 for a "
+            f"{'horizontal' if horizontal else 'vertical'} flip, got {word_bytes!r}"
+        )
 
 
 @launch.op
 def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread=None, block=None):
-    """A flip on the widest aligned words rows split into (the textbook kernel when none fits).
+    """A flip of any image on aligned words, several per thread, and each row's few edge bytes.
 
-    word_bytes (the widest word to use), per_thread (words per thread) and block (threads along
-    a row, rows) default to the tuned VERTICAL_/HORIZONTAL_WORD_BYTES, FLIP_PER_THREAD, FLIP_BLOCK.
+    word_bytes (the word size), per_thread (words per thread) and block (threads along a row,
+    rows) default to the tuned VERTICAL_/HORIZONTAL_WORD_BYTES, FLIP_PER_THREAD, FLIP_BLOCK.
     """
     d_src, to_host, shape = checks.image_input(image)
     output, d_dst = checks.image_output(out, d_src, shape)
-    channels = d_src.shape[2] if horizontal else 1  # a vertical flip moves rows whole
-    if word_bytes is None:
-        word_bytes = HORIZONTAL_WORD_BYTES[channels] if horizontal else VERTICAL_WORD_BYTES
-    if word_bytes not in ((4, 8) if horizontal else (4, 8, 16)):
-        raise ValueError(
-            f"word_bytes must be 4 or 8{'' if horizontal else ' or 16'} for a "
-            f"{'horizontal' if horizontal else 'vertical'} flip, got {word_bytes!r}"
-        )
+    height, width, channels = d_src.shape
+    check_word_bytes(word_bytes, horizontal)
     per_thread = (
         FLIP_PER_THREAD if per_thread is None else launch.positive_int(per_thread, "per_thread")
     )
     dims = launch.block_shape(FLIP_BLOCK if block is None else block)
     if len(dims) == 3:
         raise ValueError(f"block is (threads along a row, rows) for a flip, got {block!r}")
-    threads, rows = dims if len(dims) == 2 else (dims[0], 1)
-    word_bytes = min(
-        flip_word_bytes(d_src, shape, horizontal, word_bytes),
-        flip_word_bytes(d_dst, shape, horizontal, word_bytes),
-    )
-    if word_bytes == 0:
-        kernel = (
-            textbook.flip_horizontal_one_pixel_per_thread
-            if horizontal
-            else textbook.flip_vertical_one_pixel_per_thread
-        )
-        inner = textbook.pixel_launch(
-            kernel, d_src.reshape(shape), output.device, mirror_rows=not horizontal
-        )
-        return _as_given(inner, output, to_host)
+    if width == 1:  # one pixel per row: the other flip, of ONE row holding every pixel
+        horizontal, height = not horizontal, 1  # vertical: mirror the pixels; horizontal: copy
+    if word_bytes is None:
+        word_bytes = HORIZONTAL_WORD_BYTES[channels] if horizontal else VERTICAL_WORD_BYTES
+    channels = channels if horizontal else 1  # a vertical flip moves bytes: rows stay whole
     kernel = flip_kernel(horizontal, channels, word_bytes, per_thread)
-    dtype = np.complex128 if word_bytes == 16 else np.dtype(f"u{word_bytes}")
-    src, dst = d_src.reshape(d_src.size).view(dtype), d_dst.reshape(d_dst.size).view(dtype)
-    height = shape[0]
-    words = src.size // height
-    units = words // channels if horizontal else words  # what a thread moves per step
-    threads = min(threads, 32 * launch.blocks_for(launch.blocks_for(units, per_thread), 32))
-    rows = min(rows, height)
-    runs = launch.blocks_for(units, threads * per_thread)  # runs of a row: grid y, in chunks
-    bands = launch.blocks_for(height, rows)  # bands of rows: grid x
-    steps = [
+    src, dst = d_src.reshape(d_src.size), d_dst.reshape(d_dst.size)
+    group = channels * word_bytes  # bytes a thread moves per step: one word, or RGB's three
+    steps = flip_steps(kernel, src, dst, height, word_bytes, group, per_thread, dims)
+    return launch.Launch(
+        steps, out=output.device, to_host=to_host, host_out=output.host, out_given=output.given
+    )
+
+
+def aligned_words(d_bytes, word_bytes: int):
+    """(lead, words): d_bytes' bytes before its first aligned word, and its aligned words."""
+    lead = min(-checks.address(d_bytes) % word_bytes, d_bytes.size)
+    whole = (d_bytes.size - lead) // word_bytes * word_bytes
+    return lead, d_bytes[lead : lead + whole].view(WORD_DTYPES[word_bytes])
+
+
+def flip_steps(kernel, src, dst, height, word_bytes, group, per_thread, block) -> tuple:
+    """The launches of a flip kernel over `height` rows of the 1-D byte arrays src and dst.
+
+    A thread moves per_thread groups of `group` bytes. Grid x: bands of rows; grid y: runs of
+    groups along a row, at most 65535 per launch. A row that needs fewer threads than `block`
+    has along a row shares the block with the next rows.
+    """
+    src_lead, src_words = aligned_words(src, word_bytes)
+    dst_lead, dst_words = aligned_words(dst, word_bytes)
+    row_bytes = src.size // height
+    groups = max(1, row_bytes // group)  # a row's groups at most (one thread for a short edge)
+    along, rows = block if len(block) == 2 else (block[0], 1)
+    threads = min(along, 32 * launch.blocks_for(launch.blocks_for(groups, per_thread), 32))
+    rows = min(height, max(rows, along * rows // threads))  # the block's threads, if it can
+    runs = launch.blocks_for(groups, threads * per_thread)
+    args = (src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes)
+    return tuple(
         launch.Step(
             kernel,
-            (bands, min(launch.MAX_GRID_YZ, runs - run)),
+            (launch.blocks_for(height, rows), min(launch.MAX_GRID_YZ, runs - run)),
             (threads, rows),
-            (src, dst, height, words, run),
+            (*args, run),
         )
         for run in range(0, runs, launch.MAX_GRID_YZ)
-    ]
-    return launch.Launch(
-        tuple(steps),
-        out=output.device,
-        to_host=to_host,
-        host_out=output.host,
-        out_given=output.given,
     )
 
 
@@ -281,7 +341,7 @@ def flip_horizontal_fast(image, *, out=None):
 
 @launch.op
 def flip_vertical_fast(image, *, out=None):
-    """Mirror top-bottom moving whole rows in 16-byte words, several per thread."""
+    """Mirror top-bottom moving rows in 8-byte words, several per thread."""
     return flip_words.prepare(image, horizontal=False, out=out)
 
 
@@ -315,7 +375,7 @@ TUNING = {
     "space": {
         "image": ["gray", "rgb"],
         "direction": ["vertical", "horizontal"],
-        "word_bytes": [4, 8, 16],
+        "word_bytes": list(WORD_BYTES),
         "per_thread": [1, 2, 4, 8],
         "block": [(128, 1), (256, 1), (512, 1), (128, 2), (64, 4)],
     },
@@ -333,22 +393,17 @@ TUNING = {
 
 
 def _flip_signature(word_bytes: int) -> str:
-    words = {4: "uint32", 8: "uint64", 16: "complex128"}[word_bytes] + "[::1]"
-    return f"void({words}, {words}, int64, int64, int64)"
+    words = f"{WORD_DTYPES[word_bytes].__name__}[::1]"
+    return f"void(uint8[::1], uint8[::1], {words}, {words}, int64, int64, int64, int64, int64)"
 
 
-# every flip instance the wrappers launch: the tuned words per thread, each word size a row allows
+# every flip instance flip_words takes, at the tuned words per thread
 SIGNATURES = {
     negative_words: ["void(uint32[::1], uint32[::1], uint8[::1], uint8[::1])"],
     **{
-        flip_kernel(False, 1, b, FLIP_PER_THREAD): [_flip_signature(b)]
-        for b in (4, 8, 16)
-        if b <= VERTICAL_WORD_BYTES
-    },
-    **{
-        flip_kernel(True, c, b, FLIP_PER_THREAD): [_flip_signature(b)]
-        for c, widest in HORIZONTAL_WORD_BYTES.items()
-        for b in (4, 8)
-        if b <= widest
+        flip_kernel(horizontal, channels, b, FLIP_PER_THREAD): [_flip_signature(b)]
+        for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
+        for channels in every_channels
+        for b in WORD_BYTES
     },
 }
