@@ -131,7 +131,7 @@ def test_a_hand_over_that_fails_midway_leaves_nothing_for_the_next_call():
 
 
 def test_hand_over_state_is_per_call_in_the_simulator_and_per_context_on_a_gpu(rng):
-    """A simulated kernel can stop halfway (Ctrl-C); a GPU's launches complete or end the context."""
+    """A simulated kernel can stop halfway (Ctrl-C); a GPU launch completes or ends the context."""
     d_a = cuda.to_device(rng.random(10, dtype=np.float32))
     first, second = fast.sum_grid_stride.prepare(d_a), fast.sum_grid_stride.prepare(d_a)
     shared = first.steps[-1].args[2] is second.steps[-1].args[2]
