@@ -1,8 +1,8 @@
 """Lesson 04's fast filter on every shape (issue 15): the tile that fits the image, checked.
 
 `fast.plan` lays the bulk tile's threads out to fit the image: a line for 1 x N and N x 1 (the
-filter folded into one row), a flat tile as tall as a short image, or a tall one 4 columns
-wide, where the bulk tile would compute more than twice the image. Thousands of shapes check
+filter folded into one row), a flat tile as tall as a short image, or a tall one 4 or 8
+columns wide, where the bulk tile would compute more than twice the image. Thousands of shapes check
 the plans themselves (Python and NumPy, no kernel); the kernels run on fewer, small enough for
 the simulator: thin and edge-only images (smaller than one tile) with small tiles, against
 lesson 04's float64 reference and its tolerance.
@@ -103,7 +103,7 @@ def test_a_plan_never_computes_more_than_the_bulk_tile(h, w, tile):
         assert planned.tile == fast.line(tile) and planned.shape == (1, h * w)
         return
     assert planned.shape == (h, w) and planned.weights is weights
-    assert planned.tile in (tile, fast.flat(tile, h), fast.tall(tile))
+    assert planned.tile in (tile, fast.flat(tile, h), fast.tall(tile, w))
     bulk = fast.efficiency((h, w), weights.shape, tile)
     chosen = fast.efficiency((h, w), weights.shape, planned.tile)
     assert chosen >= bulk
@@ -118,11 +118,14 @@ def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
     assert fast.tiled_kernel(planned.weights, tile=planned.tile) in fast.SIGNATURES
 
 
-def test_the_tuned_filter_registers_its_ten_layouts():
-    """TILE, its line (the folded filter), its tall tile and its flat ones of 2 to 8 rows."""
+def test_the_tuned_filter_registers_its_nine_layouts():
+    """TILE, its line (the folded filter), its tall tiles 4 and 8 across, flat ones of 2 to 5
+    rows and of 8: only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 10
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 9
     assert all(kernel in fast.SIGNATURES for kernel in kernels)
+    assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5, 8}
+    assert {fast.tall(fast.TILE, w)[:4] for w in range(2, 100)} == {(4, 32, 9, 1), (8, 16, 8, 1)}
 
 
 BENCH_H200 = bench_shapes.matrices(4 * 62914560 // 4, mod16=False)  # the H200's full sweep
@@ -137,7 +140,7 @@ def test_the_bench_shapes_get_a_layout_that_fits(shape, label):
     layouts = {
         "line": fast.line(fast.TILE),
         "flat": fast.flat(fast.TILE, shape[0]),
-        "tall": fast.tall(fast.TILE),
+        "tall": fast.tall(fast.TILE, shape[1]),
         "bulk": fast.TILE,
     }
     assert planned.tile == layouts[BENCH_LAYOUTS.get(label, "bulk")]
@@ -198,7 +201,8 @@ def test_thin_and_edge_only_images_match_the_reference(shape, tile, memory, dtyp
         ((1, 7), fast.line(fast.TILE)),
         ((7, 1), fast.line(fast.TILE)),
         ((2, 129), fast.flat(fast.TILE, 2)),
-        ((9, 2), fast.tall(fast.TILE)),
+        ((9, 2), fast.tall(fast.TILE, 2)),
+        ((17, 6), fast.tall(fast.TILE, 8)),
     ],
 )
 def test_the_tuned_filter_on_thin_images(rng, shape, layout):
@@ -208,6 +212,16 @@ def test_the_tuned_filter_on_thin_images(rng, shape, layout):
     assert fast.plan(shape, filters.GAUSSIAN_5).tile == layout
     assert [step.kernel in fast.SIGNATURES for step in prepared.steps] == [True]
     assert_filtered(poisoned_run(image, filters.GAUSSIAN_5), image, filters.GAUSSIAN_5)
+
+
+@pytest.mark.parametrize("tiles_high, walks", [(2, True), (5, False)])
+def test_a_wide_grid_walks_down_its_columns_only_when_few_tiles_high(rng, tiles_high, walks):
+    """2 to 4 tiles high, blocks walk down the tile columns; 5, along the rows: both correct."""
+    tile = Tile(4, 1, 1, 1)  # 4 threads, one output each: a 2 x 11 or 5 x 11 grid
+    image = image_of(rng, (tiles_high, 41))
+    assert fast.plan(image.shape, filters.GAUSSIAN_5, tile).tile == tile
+    assert (tiles_high <= fast.WALK_MAX_TILES_HIGH) == walks
+    assert_filtered(poisoned_run(image, filters.GAUSSIAN_5, tile=tile), image, filters.GAUSSIAN_5)
 
 
 def test_a_long_line_crosses_blocks_and_takes_uint8(rng):

@@ -11,18 +11,18 @@ GAUSSIAN_5, and the Tile TILE. Five tricks, each explained where it is used:
    shared-memory store, so they are all in flight at once;
 4. an interior fast path: blocks wholly inside the image skip every clamp and bounds test, and
    indices are unsigned (device.index.at) so Numba adds no negative-index wraparound;
-5. a cheap edge, and a block order: in an edge block a thread skips the rows and columns that
-   lie outside the image; a grid wider than tall walks down its columns, so the tiles above and
-   below (which read the same halo rows) run together and the halo comes from L2, and the
-   partial last row of tiles is spread over the run instead of running alone at its end.
+5. the layout fits the image: `plan` picks the tile's shape for the image's (below), in an edge
+   block a thread skips the rows and columns that lie outside the image, and a wide grid only a
+   few tiles high walks down its columns (block_position).
 
 Any other filter, memory or tile shape is the same code compiled with other constants:
 `tiled_kernel` copies these functions with their module constants replaced (Numba freezes a
 function's globals at compile time, so each copy is a kernel of its own, with its own name).
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
-pixels), and a flat tile (as tall as a short image) or a tall one (4 columns wide) where TILE
-would compute more than twice the image.
+pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (4 or 8 columns
+wide) where TILE would compute more than twice the image. Each choice names the H200 figure it
+rests on (ratio to the same run's device copy, images of 4x the L2: scratch/filter_variants.py).
 """
 
 from __future__ import annotations
@@ -178,14 +178,22 @@ def filter_tile(tile, taps, out, y0, x0, clamped):
                 out[at(y)][at(x)] = acc[k]
 
 
+# A wide grid at most this many tiles high walks down its columns. H200: 2 tiles high, the walk
+# wins (40 x N 0.675 against 0.628 along rows; 16 x N 0.692 against 0.640): a row of tiles is
+# larger than the L2, so along rows the halo rows are gone before the row below needs them.
+# 25 tiles high, it loses (777 x N 0.663 against 0.741): a row of tiles fits in the L2 there.
+# 3 and 4 tiles high are not measured. One tile high, the walk is the launch order.
+WALK_MAX_TILES_HIGH = 4
+
+
 @cuda.jit(device=True, inline="always")
 def block_position():
-    """(column, row) of this block's tile, taking the grid's shorter side first."""
+    """(column, row) of this block's tile: down each column on a wide grid a few tiles high."""
     across, down = cuda.gridDim.x, cuda.gridDim.y
-    if across <= down:  # the launch order: along each row of tiles
-        return int64(cuda.blockIdx.x), int64(cuda.blockIdx.y)
-    n = cuda.blockIdx.y * across + cuda.blockIdx.x  # a wide grid: down each column, so the
-    return int64(n // down), int64(n % down)  # tiles above and below share halo rows in L2
+    if down == 1 or down > WALK_MAX_TILES_HIGH or across <= down:  # the launch order:
+        return int64(cuda.blockIdx.x), int64(cuda.blockIdx.y)  # along each row of tiles
+    n = cuda.blockIdx.y * across + cuda.blockIdx.x  # down each column: the tiles above and
+    return int64(n // down), int64(n % down)  # below share halo rows in L2
 
 
 @cuda.jit
@@ -308,21 +316,36 @@ def line(tile: Tile) -> Tile:
     return Tile(threads, 1, 1, tile.rows * tile.cols, tile.fast_interior)
 
 
+# H200, flat tiles: as tall as the image up to 5 rows (2 x N 0.525; 3 x N 0.617 against 0.498
+# with 4 rows and 0.316 with 8; 5 x N 0.712 against 0.517 with 8), then the tile's 8 rows
+# (16 x N 0.692 against 0.649 with 4 rows): 5 kernels, not one per height (6 and 7 rows not
+# measured; 8 rows compute 1.33 and 1.14 times their outputs there).
+FLAT_EXACT_ROWS = 5
+# H200, tall tiles: 4 threads across for up to 4 columns (N x 3 0.441, N x 2 0.298; 8 across:
+# 0.219 and 0.146), else 8 across (N x 8 0.578 against 0.560 with 4; N x 40 0.582 against 0.329
+# with 4 and 0.415 with TILE). N x 100 takes TILE (0.705 against 0.533 with 8 across).
+TALL_NARROW_COLUMNS = 4
+
+
 def flat(tile: Tile, h: int) -> Tile:
-    """tile's threads in one row, each making min(h, rows) rows: as tall as a short image."""
+    """tile's threads in one row, each making min(h, rows) rows if h <= 5, else tile's rows."""
     threads = tile.threads_x * tile.threads_y
-    return Tile(threads, 1, min(h, tile.rows), tile.cols, tile.fast_interior)
+    rows = min(h, tile.rows) if h <= FLAT_EXACT_ROWS else tile.rows
+    return Tile(threads, 1, rows, tile.cols, tile.fast_interior)
 
 
-def tall(tile: Tile) -> Tile:
-    """tile's threads 4 across (16 bytes of floats), the others down, an odd number of rows each.
+def tall(tile: Tile, w: int) -> Tile:
+    """tile's threads 4 across (w <= 4) or 8 across, the others down, one column each.
 
-    One column each: a narrow image wastes few threads. A warp's thread rows are `rows` tile
-    rows apart: an odd count lets the pitch put them on different banks.
+    A warp's thread rows are `rows` tile rows apart: 4 across takes an odd row count (9 for
+    TILE) and 8 across tile's 8, so that the pitch can put them on different banks.
     """
     threads = tile.threads_x * tile.threads_y
-    across = math.gcd(threads, 4)
-    return Tile(across, threads // across, tile.rows | 1, 1, tile.fast_interior)
+    if w <= TALL_NARROW_COLUMNS:
+        across = math.gcd(threads, 4)
+        return Tile(across, threads // across, tile.rows | 1, 1, tile.fast_interior)
+    across = math.gcd(threads, 8)
+    return Tile(across, threads // across, tile.rows, 1, tile.fast_interior)
 
 
 class Plan(NamedTuple):
@@ -351,9 +374,10 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
 
     1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
     row: clamped to the image, every filter row reads its one row (N x 1: every column its
-    one column), so summing them is the same filter. Otherwise `tile`, unless it would compute
-    more than twice the image's outputs: then the one of tile, `flat` and `tall` that computes
-    the fewest outside it. Each layout is filter_tiled with other constants.
+    one column), so summing them is the same filter (H200: 0.98x the copy). Otherwise `tile`,
+    unless it would compute more than twice the image's outputs: then the one of tile, `flat`
+    and `tall` that computes the fewest outside it. Each layout is filter_tiled with other
+    constants.
     """
     h, w = shape
     if h == 1 or w == 1:
@@ -362,7 +386,7 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
             return Plan(line(tile), folded[np.newaxis], (1, h * w))
     if efficiency(shape, weights.shape, tile) >= 0.5:
         return Plan(tile, weights, (h, w))
-    tiles = [t for t in (tile, flat(tile, h), tall(tile)) if fits(weights.shape, t)]
+    tiles = [t for t in (tile, flat(tile, h), tall(tile, w)) if fits(weights.shape, t)]
     best = max(tiles, key=lambda t: efficiency(shape, weights.shape, t))  # tile on a tie
     return Plan(best, weights, (h, w))
 
@@ -372,8 +396,9 @@ def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) ->
     weights, memory, tile = _checked(weights, memory, tile)
     lines = [plan(shape, weights, tile) for shape in ((1, 2), (2, 1))]
     shortest = 2 if lines[0].tile == line(tile) else 1  # an image of one row takes the line
-    heights = range(shortest, max(shortest, tile.rows) + 1)
-    layouts = [tile, tall(tile), *(flat(tile, h) for h in heights)]
+    flats = [flat(tile, h) for h in range(shortest, FLAT_EXACT_ROWS + 2)]
+    talls = [tall(tile, w) for w in (TALL_NARROW_COLUMNS, TALL_NARROW_COLUMNS + 1)]
+    layouts = dict.fromkeys([tile, *talls, *flats])
     configs = [(weights, t) for t in layouts if fits(weights.shape, t)]
     configs += [(p.weights, p.tile) for p in lines]
     return tuple(dict.fromkeys(_checked_kernel(w, memory, t) for w, t in configs))
