@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from numba import cuda
 
 from gpgpu_lessons import launch
-from gpgpu_lessons.l02_shared_memory import fast
+from gpgpu_lessons.l02_shared_memory import fast, whole_rows
 
 GUARD = 16  # bytes after an image in its allocation, which a flip must leave alone
 FILL = 0x5A  # the guard bytes' value
@@ -151,9 +151,10 @@ def test_every_shape_moves_words(shape, horizontal):
 def test_a_one_pixel_wide_image_is_flipped_as_one_row_with_the_word_size_asked_for():
     shape = (40, 1)
     mirrored = check(Case(shape, horizontal=False, word_bytes=4))
-    assert kernel_names(mirrored) == {"flip_horizontal_words_gray_4B_x4"}
+    per = fast.FLIP_PER_THREAD
+    assert kernel_names(mirrored) == {f"flip_horizontal_words_gray_4B_x{per}"}
     copied = check(Case(shape, horizontal=True, word_bytes=8))
-    assert kernel_names(copied) == {"flip_vertical_words_8B_x4"}
+    assert kernel_names(copied) == {f"flip_vertical_words_8B_x{per}"}
     for horizontal in (False, True):
         with pytest.raises(ValueError, match="word_bytes must be 4 or 8 for a"):
             fast.flip_words(np.ones(shape, dtype=np.uint8), horizontal=horizontal, word_bytes=16)
@@ -168,3 +169,20 @@ def test_runs_beyond_the_grid_limit_on_rows_of_no_whole_word(monkeypatch):
         assert [step.args[-1] for step in prepared.steps] == list(
             range(0, 2 * len(prepared.steps), 2)
         )
+
+
+@pytest.mark.parametrize(
+    "shape, vertical_word, horizontal_kind",
+    [((6, 32), 16, "gray_8B"), ((5, 8), 8, "gray_8B"), ((4, 8, 3), 8, "rgb_4B"), ((3, 4), 4, None)],
+)
+def test_rows_of_whole_aligned_words_take_the_bulk_path(shape, vertical_word, horizontal_kind):
+    """No shifts, no edges: whole_rows, with the widest word the rows allow."""
+    image = np.random.default_rng(sum(shape)).integers(0, 256, size=shape, dtype=np.uint8)
+    per = whole_rows.FLIP_PER_THREAD
+    vertical = fast.flip_words.prepare(image, horizontal=False)
+    assert kernel_names(vertical) == {f"flip_vertical_whole_rows_{vertical_word}B_x{per}"}
+    horizontal = fast.flip_words.prepare(image, horizontal=True)
+    if horizontal_kind:  # gray rows of whole 8-pixel groups, RGB rows of whole 4-pixel groups
+        assert kernel_names(horizontal) == {f"flip_horizontal_whole_rows_{horizontal_kind}_x{per}"}
+    for prepared, axis in ((vertical, 0), (horizontal, 1)):
+        np.testing.assert_array_equal(prepared.result(), np.flip(image, axis))

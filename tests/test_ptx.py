@@ -37,18 +37,31 @@ LESSON_CLAIMS = [
     # without a GPU)
     ("l02_shared_memory.fast", "negative_words", None, "in registers"),
     ("l02_shared_memory.fast", "negative_words", None, "4 loads before the first store"),
-    ("l02_shared_memory.fast", "flip_vertical_words_4B_x4", None, "in registers"),
-    ("l02_shared_memory.fast", "flip_vertical_words_4B_x4", None, "4 loads before the first store"),
-    ("l02_shared_memory.fast", "flip_vertical_words_8B_x4", None, "in registers"),
-    ("l02_shared_memory.fast", "flip_vertical_words_8B_x4", None, "8-byte loads and stores"),
-    ("l02_shared_memory.fast", "flip_horizontal_words_rgb_4B_x4", None, "in registers"),
-    ("l02_shared_memory.fast", "flip_horizontal_words_gray_4B_x4", None, "in registers"),
+    # the bulk path (rows of whole aligned words) and the general flips
+    ("l02_shared_memory.whole_rows", "flip_vertical_whole_rows_4B_x4", None, "in registers"),
     (
-        "l02_shared_memory.fast",
-        "flip_horizontal_words_gray_4B_x4",
+        "l02_shared_memory.whole_rows",
+        "flip_vertical_whole_rows_4B_x4",
         None,
         "4 loads before the first store",
     ),
+    ("l02_shared_memory.whole_rows", "flip_vertical_whole_rows_16B_x4", None, "in registers"),
+    (
+        "l02_shared_memory.whole_rows",
+        "flip_vertical_whole_rows_16B_x4",
+        None,
+        "16-byte loads and stores",
+    ),
+    ("l02_shared_memory.whole_rows", "flip_horizontal_whole_rows_rgb_4B_x4", None, "in registers"),
+    (
+        "l02_shared_memory.whole_rows",
+        "flip_horizontal_whole_rows_gray_4B_x4",
+        None,
+        "4 loads before the first store",
+    ),
+    ("l02_shared_memory.fast", "flip_vertical_words_8B_x2", None, "in registers"),
+    ("l02_shared_memory.fast", "flip_vertical_words_8B_x2", None, "8-byte loads and stores"),
+    ("l02_shared_memory.fast", "flip_horizontal_words_rgb_8B_x2", None, "in registers"),
     # lesson 03: the wide transpose and copy move 2 (float32: 8 bytes) or 4 neighbours (16 bytes)
     # per instruction, holding them in registers
     ("l03_bank_conflicts.fast", "transpose_wide", F32_2D, "8-byte loads and stores"),

@@ -16,6 +16,11 @@ small load in flight: far from what the memory system can deliver. The tricks, o
    (`word_reader`): two aligned loads and a funnel shift;
 8. one pixel per row: an N x 1 image's vertical flip mirrors the pixels of ONE row (1 x N), and
    its horizontal flip is a copy (the vertical flip of one row).
+
+The shifts and edges cost instructions and registers: on an H200 these general kernels ran at
+0.6-0.7x the copy. Where every row is whole aligned words (the lessons' images), `flip_words`
+takes the bulk path of `whole_rows` instead: no shifts, no edges, 16-byte words for the vertical
+flip, 0.97-0.98x the copy.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 from numba import cuda, uint32, uint64
 
 from .. import launch
-from . import checks, textbook
+from . import checks, textbook, whole_rows
 
 # The negative: 4-byte words, WORDS_PER_THREAD of them per thread, all loaded before the first
 # store (16 bytes in flight per thread, as in the flips), in blocks of the flips' 256 threads.
@@ -35,18 +40,17 @@ WORDS_PER_THREAD = 4
 WORD_THREADS = 256
 ALL_ONES = np.uint32(0xFFFFFFFF)
 
-# The flips' launch: words of VERTICAL_WORD_BYTES or HORIZONTAL_WORD_BYTES[channels],
+# The general flips' launch: words of VERTICAL_WORD_BYTES or HORIZONTAL_WORD_BYTES[channels],
 # FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
-# than the block's run share it). Chosen on an H200 (16384 x 16384 gray, 9472 x 9472 RGB) by
-# timing TUNING's space (`python -m gpgpu_lessons.tune flips`, recorded in
-# gpgpu_lessons/recorded/tuning/) for the earlier kernels, which took whole-word rows only and
-# moved vertical rows in 16-byte words; here a word may be shifted into place, so it is at most
-# 8 bytes, the widest integer. RGB mirrors in 4-byte words: shuffling 24 bytes of 8-byte words
-# cost more than it saved.
+# than the block's run share it). Chosen on an H200 from scratch/flips_variants' sweep of 4- and
+# 8-byte words, 2-8 words per thread and 128-256 threads over 19 shapes (odd, prime, thin, 1 x N,
+# N x 1, RGB, unaligned views): 8-byte words, 2 per thread, 128 threads was the best or within
+# 0.03 of it on every shape (RGB mirrors 0.79-0.87x the copy, 4-byte RGB words 0.55x). A word
+# may be shifted into place, so it is at most 8 bytes, the widest integer.
 VERTICAL_WORD_BYTES = 8
-HORIZONTAL_WORD_BYTES = {1: 8, 3: 4}
-FLIP_PER_THREAD = 4
-FLIP_BLOCK = (256, 1)
+HORIZONTAL_WORD_BYTES = {1: 8, 3: 8}
+FLIP_PER_THREAD = 2
+FLIP_BLOCK = (128, 1)
 WORD_BYTES = (4, 8)  # the word sizes flip_words takes
 WORD_DTYPES = {4: np.uint32, 8: np.uint64}  # the kernels see aligned words as these
 
@@ -277,6 +281,10 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     """
     d_src, to_host, shape = checks.image_input(image)
     output, d_dst = checks.image_output(out, d_src, shape)
+    if word_bytes is None and per_thread is None and block is None:  # the tuned launch
+        bulk = whole_rows.launch_whole_rows(d_src, d_dst, shape, horizontal, output, to_host)
+        if bulk is not None:  # rows of whole aligned words: no shifts, no edge bytes
+            return bulk
     height, width, channels = d_src.shape
     check_word_bytes(word_bytes, horizontal)
     per_thread = (
