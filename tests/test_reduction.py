@@ -289,3 +289,14 @@ def test_the_ladder_table_puts_gpu_times_beside_the_counts(ladder_counts):
     assert header[:3] == ["rung", "time", "shared requests"]
     assert rows[0] == [textbook.ATOMIC_PER_ELEMENT, "1 ms", 0, "-", "-", "512 (32)"]
     assert rows[2][1:5] == ["3 ms", 90, "22.7", "3.3"]
+
+
+def test_a_sampled_trace_of_the_hand_over_leaves_later_sums_right(rng):
+    """The H200 run: tracing one block of the dot wrote its half-done hand-over state back to the
+    GPU, and every later dot was off by a block's partial sum; a sampled trace writes nothing."""
+    a = rng.random(70001, dtype=np.float32) + 0.5
+    d_a = cuda.to_device(a)
+    step = fast.sum_grid_stride.prepare(d_a, blocks=4).steps[0]
+    trace_kernel(step.kernel, step.grid, step.block, *step.args, blocks=1)
+    for _ in range(2):
+        check_sum(fast.sum_grid_stride(d_a), a)
