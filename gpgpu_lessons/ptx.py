@@ -6,8 +6,9 @@ A module that defines kernels ends with its registry of launch signatures:
 
 ``python -m gpgpu_lessons.ptx`` imports every such module in compile-only mode (Numba's real
 CUDA target without a driver, see runtime.compile_for), compiles each (kernel, signature) with
-NVVM for every architecture of ARCHITECTURES, assembles the PTX with ptxas (registers, spills,
-shared memory) for PTXAS_ARCHITECTURES, and prints a report. A failed compilation, a
+NVVM for every architecture of ARCHITECTURES (or those --arch names; --every-arch-for names
+kernels compiled for all four even so), assembles the PTX with ptxas (registers, spills, shared
+memory) for PTXAS_ARCHITECTURES, and prints a report. A failed compilation, a
 module-level kernel missing from its module's SIGNATURES, or more static shared memory than a
 block may declare names the kernel and makes the exit status 1. tests/test_ptx.py runs it
 through run().
@@ -445,14 +446,29 @@ def _first_lines(error: Exception, count: int = 12) -> str:
     return f"{type(error).__name__}: {text}"
 
 
-def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptxas_archs=(), ptx_dir=None):
+def named(entry: Entry, names) -> bool:
+    """True when one of names is the entry's 'module.kernel' or a package or module above it."""
+    full = f"{entry.module}.{entry.name}"
+    return any(full == name or full.startswith(name + ".") for name in names)
+
+
+def compile_entries(
+    entries: list[Entry],
+    archs,
+    ptxas: str | None,
+    ptxas_archs=(),
+    ptx_dir=None,
+    every_arch_for=(),
+):
     """Compile each (kernel, signature) for each architecture; one result dict per configuration.
 
-    ptxas (its path, or None) assembles the PTX of the architectures in ptxas_archs.
+    ptxas (its path, or None) assembles the PTX of the architectures in ptxas_archs; the kernels
+    every_arch_for names (see named) are compiled for every architecture of ARCHITECTURES.
     """
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for entry in entries:
+            entry_archs = tuple(ARCHITECTURES) if named(entry, every_arch_for) else archs
             for signature in entry.signatures:
                 seconds = Counter()
                 result = {
@@ -463,7 +479,7 @@ def compile_entries(entries: list[Entry], archs, ptxas: str | None, ptxas_archs=
                     "ptx": {},
                 }
                 try:
-                    ptxes = compile_to_ptx(entry.kernel, signature, archs, seconds)
+                    ptxes = compile_to_ptx(entry.kernel, signature, entry_archs, seconds)
                 except Exception as error:
                     result["error"] = _first_lines(error)
                     ptxes = {}
@@ -539,19 +555,30 @@ def compile_registry(
     *,
     ptxas_archs=PTXAS_ARCHITECTURES,
     ptx_dir=None,
+    every_arch_for=(),
 ) -> dict:
     """The whole loop, in this (compile-only) process: the report run() returns."""
     start = time.perf_counter()
-    runtime.compile_for(min(ARCHITECTURES[arch] for arch in archs))
+    compiled = [a for a in ARCHITECTURES if a in archs or every_arch_for]
+    runtime.compile_for(min(ARCHITECTURES[arch] for arch in compiled))
     entries, problems = registry(packages)
+    sampled = [e for e in entries if named(e, every_arch_for)]
+    problems += [
+        f"--every-arch-for {name}: names no registered kernel"
+        for name in every_arch_for
+        if not any(named(e, [name]) for e in entries)
+    ]
     ptxas = find_ptxas() if ptxas_archs else None
-    results = compile_entries(entries, archs, ptxas, ptxas_archs, ptx_dir)
+    results = compile_entries(entries, archs, ptxas, ptxas_archs, ptx_dir, every_arch_for)
     return {
         "packages": list(packages),
         "archs": list(archs),
+        "every_arch_for": list(every_arch_for),
+        "every_arch_kernels": len({id(e.kernel) for e in sampled}),
+        "every_arch_configurations": sum(len(e.signatures) for e in sampled),
         "versions": versions(),
         "ptxas": ptxas,
-        "ptxas_archs": [arch for arch in archs if ptxas and arch in ptxas_archs],
+        "ptxas_archs": [arch for arch in compiled if ptxas and arch in ptxas_archs],
         "kernels": len({id(e.kernel) for e in entries}),
         "configurations": len(results),
         "problems": problems,
@@ -597,8 +624,7 @@ def describe(report: dict, verbose: bool = False) -> str:
     failed = sum(1 for r in report["results"] if r["error"])
     steps = ", ".join(f"{step} {t:.1f}" for step, t in report["step_cpu_seconds"].items())
     lines.append(
-        f"PTX: {report['kernels']} kernels, {report['configurations']} configurations x "
-        f"{len(report['archs'])} architectures ({' '.join(report['archs'])}) in "
+        f"PTX: {report['kernels']} kernels, {_architectures(report)} in "
         f"{report['seconds']:.1f} s, {report['cpu_seconds']:.1f} s of CPU ({steps}); "
         f"{failed} failed, "
         f"{len(report['problems'])} registry problems "
@@ -606,6 +632,19 @@ def describe(report: dict, verbose: bool = False) -> str:
         f"; ptxas for {' '.join(report['ptxas_archs']) or 'none'})"
     )
     return "\n".join(lines)
+
+
+def _architectures(report: dict) -> str:
+    """'249 configurations x 1 architectures (sm_75), 40 of them (21 kernels) x 4 (...)'."""
+    archs = report["archs"]
+    text = f"{report['configurations']} configurations x {len(archs)} architectures "
+    text += f"({' '.join(archs)})"
+    if report.get("every_arch_kernels") and len(archs) < len(ARCHITECTURES):
+        text += (
+            f", {report['every_arch_configurations']} of them ({report['every_arch_kernels']} "
+            f"kernels) x {len(ARCHITECTURES)} ({' '.join(ARCHITECTURES)})"
+        )
+    return text
 
 
 # ---- running it from anywhere ----------------------------------------------------------------
@@ -618,12 +657,14 @@ def run(
     command=None,
     pythonpath=(),
     timeout: float = 1800,
+    every_arch_for=(),
     extra_args=(),
 ) -> dict:
     """Run the loop in a compile-only subprocess; its report, with 'output' and 'returncode'.
 
     command: how to start `python -m gpgpu_lessons.ptx` (another environment's python, say);
     pythonpath: folders to put before the package (where test-only packages live);
+    every_arch_for: kernels ('module.kernel', or a module) compiled for every architecture;
     timeout: wall seconds (generous: the whole package takes about two minutes of CPU).
     """
     command = list(command or [sys.executable, "-m", "gpgpu_lessons.ptx"])
@@ -634,7 +675,13 @@ def run(
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "report.json"
         done = subprocess.run(
-            [*command, "--json", str(path), "--arch", ",".join(archs), *extra_args, *packages],
+            [
+                *command,
+                *("--json", str(path), "--arch", ",".join(archs)),
+                *(("--every-arch-for", ",".join(every_arch_for)) if every_arch_for else ()),
+                *extra_args,
+                *packages,
+            ],
             capture_output=True,
             text=True,
             env=env,
@@ -658,7 +705,8 @@ def run(
 
 
 def main(argv=None) -> int:
-    """python -m gpgpu_lessons.ptx [PACKAGE ...] [--arch sm_75,sm_90] [--json FILE] [-v]."""
+    """python -m gpgpu_lessons.ptx [PACKAGE ...] [--arch sm_75,sm_90] [--every-arch-for NAMES]
+    [--json FILE] [-v]."""
     parser = argparse.ArgumentParser(
         prog="python -m gpgpu_lessons.ptx", description=__doc__.split("\n")[0]
     )
@@ -667,6 +715,12 @@ def main(argv=None) -> int:
     )
     parser.add_argument(
         "--arch", default=",".join(ARCHITECTURES), help="architectures (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--every-arch-for",
+        default="",
+        help="kernels (module.kernel, or a module or package: all of its kernels) compiled for "
+        "every architecture whatever --arch says, comma-separated",
     )
     parser.add_argument("--json", help="write the whole report to this file")
     parser.add_argument("--ptx-dir", help="keep every PTX in this folder")
@@ -680,7 +734,7 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     archs = [a.strip() for a in args.arch.split(",") if a.strip()]
-    ptxas_archs = {"all": ",".join(archs), "none": ""}.get(args.ptxas_arch, args.ptxas_arch)
+    ptxas_archs = {"all": ",".join(ARCHITECTURES), "none": ""}.get(args.ptxas_arch, args.ptxas_arch)
     ptxas_archs = [a.strip() for a in ptxas_archs.split(",") if a.strip()]
     unknown = [a for a in archs + ptxas_archs if a not in ARCHITECTURES]
     if unknown:
@@ -689,7 +743,14 @@ def main(argv=None) -> int:
         env = {**os.environ, runtime.COMPILE_ONLY_VARIABLE: "1", "GPGPU_LESSONS_QUIET": "1"}
         argv = sys.argv[1:] if argv is None else list(argv)
         return subprocess.call([sys.executable, "-m", "gpgpu_lessons.ptx", *argv], env=env)
-    report = compile_registry(args.packages, archs, ptxas_archs=ptxas_archs, ptx_dir=args.ptx_dir)
+    every_arch_for = [n.strip() for n in args.every_arch_for.split(",") if n.strip()]
+    report = compile_registry(
+        args.packages,
+        archs,
+        ptxas_archs=ptxas_archs,
+        ptx_dir=args.ptx_dir,
+        every_arch_for=every_arch_for,
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
     print(describe(report, verbose=args.verbose))

@@ -1,6 +1,12 @@
 """Every kernel compiled to PTX for the GPUs students have, without a GPU (gpgpu_lessons.ptx), and
 what the lessons claim about that PTX: wide loads and stores, .const tables, values in registers.
 
+What `make test CUDA=cu12` (CI) compiles: every registered kernel, in every signature, for sm_75
+(the oldest GPU students have: what it accepts, the newer ones accept too), assembled by ptxas;
+the kernels of LESSON_CLAIMS for all four architectures (ptxas for sm_75 and sm_90), their
+claims checked on each. GPGPU_LESSONS_PTX_EVERY_ARCH=1 compiles every kernel for all four (about
+1.5 times the CPU: Numba lowers each kernel once, NVVM and ptxas run once per architecture).
+
 The compilation runs in a compile-only subprocess (this process runs the simulator). It needs
 NVVM from the CUDA compiler wheels (pip install -e ".[cu12]"): without them these tests skip,
 except in CI (CI=true), where they fail: .ci/run installs the wheels. The loop itself is proven
@@ -22,6 +28,8 @@ SAMPLES = ("ptx_samples.clean", "ptx_samples.broken")
 # (module, kernel, signature or None for all of its signatures, claim of ptx.CLAIMS): what a
 # lesson says about a kernel's PTX, checked on every architecture.
 LESSONS = "gpgpu_lessons."
+EVERY_ARCH_VARIABLE = "GPGPU_LESSONS_PTX_EVERY_ARCH"
+PACKAGE_ARCHS = tuple(ptx.ARCHITECTURES) if os.environ.get(EVERY_ARCH_VARIABLE) else ("sm_75",)
 F32_2D = "void(float32[:, ::1], float32[:, ::1], int64)"
 LESSON_CLAIMS = [
     # lesson 01: the best copy moves one 16-byte element per thread, in one load and one store
@@ -92,6 +100,7 @@ LESSON_CLAIMS = [
     # lesson 05: the tuned sum reads 16 bytes per load (through the read-only path)
     ("l05_atomics_vs_reduction.fast", "sum_grid_stride_tuned", None, "16-byte loads"),
 ]
+CLAIMED = sorted({f"{LESSONS}{module}.{kernel}" for module, kernel, _, _ in LESSON_CLAIMS})
 
 
 def needs_compiler():
@@ -106,7 +115,7 @@ def needs_compiler():
 @pytest.fixture(scope="module")
 def package_report():
     needs_compiler()
-    report = ptx.run()
+    report = ptx.run(archs=PACKAGE_ARCHS, every_arch_for=CLAIMED)
     print(report["output"].strip().splitlines()[-1])  # the summary: counts and times
     return report
 
@@ -150,10 +159,29 @@ def test_every_kernel_is_registered():
     assert not problems, "\n".join(problems)
 
 
-def test_every_kernel_compiles_for_every_architecture(package_report):
-    assert package_report["archs"] == list(ptx.ARCHITECTURES)
+def test_every_kernel_compiles_and_the_claimed_ones_for_every_architecture(package_report):
+    """Every configuration for PACKAGE_ARCHS with ptxas; LESSON_CLAIMS' kernels for all four."""
+    assert package_report["archs"] == list(PACKAGE_ARCHS)
     assert package_report["configurations"] > 0
     assert not ptx.failures(package_report), "\n".join(ptx.failures(package_report))
+    assert package_report["ptxas_archs"] == list(ptx.PTXAS_ARCHITECTURES)
+    archs_of = {
+        (r["module"], r["kernel"], r["signature"]): list(r["ptx"])
+        for r in package_report["results"]
+    }
+    everywhere = list(ptx.ARCHITECTURES)
+    wrong = [
+        f"{module}.{kernel} {signature}: {archs}"
+        for (module, kernel, signature), archs in archs_of.items()
+        if archs != (everywhere if f"{module}.{kernel}" in CLAIMED else list(PACKAGE_ARCHS))
+    ]
+    assert not wrong, "compiled for the wrong architectures:\n" + "\n".join(wrong)
+    unassembled = [
+        f"{r['module']}.{r['kernel']} {r['signature']}"
+        for r in package_report["results"]
+        if "ptxas" not in r["ptx"][PACKAGE_ARCHS[0]]
+    ]
+    assert not unassembled, "not assembled by ptxas:\n" + "\n".join(unassembled)
 
 
 def test_every_kernel_fits_the_static_shared_memory_of_a_block(package_report):
@@ -264,6 +292,17 @@ def test_numpy_2_5_breaking_numba_cuda_fails_naming_every_kernel():
     failures = ptx.failures(report)
     assert report["returncode"] == 1 and len(failures) == 11, report["output"]
     assert all(f.startswith(CLEAN) and "has no attribute 'row_stack'" in f for f in failures)
+
+
+def test_every_arch_for_names_a_kernel_or_a_module_above_it():
+    entry = ptx.Entry("gpgpu_lessons.l01_coalescing.fast", "copy_vectors", None, [])
+    assert ptx.named(entry, ["gpgpu_lessons.l01_coalescing.fast.copy_vectors"])
+    assert ptx.named(
+        entry, ["gpgpu_lessons.l05_atomics_vs_reduction", "gpgpu_lessons.l01_coalescing"]
+    )
+    assert not ptx.named(entry, ["gpgpu_lessons.l01_coalescing.fast.copy"])
+    assert not ptx.named(entry, ["gpgpu_lessons.l01"])
+    assert not ptx.named(entry, [])
 
 
 # ---- reading PTX text (no compiler needed) ---------------------------------------------------
