@@ -37,8 +37,9 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=$(HOST) --notebook-dir=notebooks $(ROOT_FLAG)
 
+# Whole files to each core's pytest worker, the slowest first (SLOWEST_FIRST in tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # Not part of CI: needs the network, judges new releases (see README: "Dependency canary").
 canary: $(STAMP)

@@ -1,9 +1,42 @@
-"""Shared fixtures: seeded random data (never zeros) and a poison value for outputs."""
+"""A shared fixture (seeded random data, never zeros) and the order in which pytest-xdist hands
+out the files."""
 
 import numpy as np
 import pytest
 
 import gpgpu_lessons  # noqa: F401  (chooses GPU or simulator before numba is imported)
+
+# The files that take longest, longest first (CPU seconds on a 2-core machine without a GPU).
+# `make test` runs pytest -n auto --dist loadfile --no-loadscope-reorder: each worker takes the
+# next whole file when it is nearly done, in this order, so the long files start early and the
+# short ones (every file not named here, in pytest's order) fill the gaps at the end.
+SLOWEST_FIRST = (
+    "tests/test_ptx.py",  # 145 s: every kernel compiled to PTX, in one subprocess
+    "tests/test_constant_memory.py",  # 195 s
+    "notebooks/04_constant_memory.ipynb",  # 95 s to 150 s
+    "notebooks/05_atomics_vs_reduction.ipynb",  # 95 s
+    "notebooks/03_bank_conflicts.ipynb",  # 70 s
+    "tests/test_reduction.py",  # 55 s
+    "notebooks/02_shared_memory.ipynb",  # 50 s
+    "tests/test_l02_shared_memory.py",  # 50 s
+    "tests/test_trace_vs_gpu.py",  # 45 s in 2 tests
+    "tests/test_banks.py",  # 45 s
+    "tests/test_exercises.py",  # 40 s
+    "tests/test_bank_conflicts.py",  # 35 s
+    "tests/test_bench.py",  # 35 s
+    "tests/test_sine_sum.py",  # 30 s
+    "notebooks/01_coalescing.ipynb",  # 30 s
+    "tests/test_l01_coalescing.py",  # 20 s
+    "tests/test_slides.py",  # 20 s with Chromium
+    "tests/test_l04_fast_shapes.py",  # 15 s
+    "tests/test_atomics.py",  # 15 s
+)
+
+
+def pytest_collection_modifyitems(items):
+    """The files of SLOWEST_FIRST first, in its order; each file's tests keep their order."""
+    rank = {path: n for n, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture

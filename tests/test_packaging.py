@@ -113,3 +113,16 @@ def test_the_canary_verdict_for_each_pin():
     assert "copy_vectors" in detail
     assert "could be relaxed" in numba
     assert "admits it; nothing to relax" in numba_cuda
+
+
+def test_make_test_hands_out_the_slowest_files_first():
+    """The order of tests/conftest.py's SLOWEST_FIRST holds only with xdist's reordering off."""
+    from conftest import SLOWEST_FIRST
+
+    makefile = (ROOT / "Makefile").read_text()
+    command = next(line for line in makefile.splitlines() if "-m pytest" in line).split()
+    assert {"--dist", "loadfile", "--no-loadscope-reorder"} <= set(command)
+    missing = [path for path in SLOWEST_FIRST if not (ROOT / path).is_file()]
+    assert not missing, (
+        f"tests/conftest.py's SLOWEST_FIRST names files that do not exist: {missing}"
+    )
