@@ -204,7 +204,7 @@ def fake_bench(gpu="NVIDIA H200", slow=1.0) -> record.Bench:
             error="ValueError: grid too large",
         ),
     ]
-    for k, (fast_ms, cupy_ms) in enumerate([(0.01, 0.008), (0.02, 0.019), (0.1, 0.1), (1, 1.01)]):
+    for k, (fast_ms, cupy_ms) in enumerate([(0.01, 0.008), (0.02, 0.018), (0.1, 0.1), (1, 0.97)]):
         n = 2 ** (16 + 4 * k)
         results.append(
             record.Result(
@@ -269,7 +269,7 @@ def test_reports_rank_worst_first_and_find_the_crossover(tmp_path):
     bench = fake_bench()
     worst = report.worst(bench)
     assert worst["transpose"].shape == (777, 80973) and not worst["flips"].ok
-    assert report.crossover(bench, "sum") == 2**24  # from here on at least as fast as CuPy
+    assert report.crossover(bench, "sum") == 2**24  # 0.95x CuPy from here (0.97 at 2^28)
     assert report.meets(bench, bench.results[0]) is True  # 0.86x copy and 3.6x CuPy
     assert report.meets(bench, bench.results[1]) is False
     text = report.table(bench)

@@ -171,21 +171,19 @@ def fastest(shown) -> str:
     return "fastest on " + "; ".join(f"{kind}: {b}" for kind, b in zip(kinds, best, strict=True))
 
 
-def crossover(sizes, ours, theirs, names=("ours", "theirs")) -> tuple[list[str], list[list]]:
-    """Header and rows: time of each sum per size, and which is faster; the last row names the
-    smallest size from which ours is never slower (the crossover), or says there is none."""
+def crossover(
+    sizes, ours, theirs, names=("ours", "theirs"), at_least: float = 0.95
+) -> tuple[list[str], list[list]]:
+    """Header and rows: time of each sum per size, and their ratio; the last row names the
+    smallest size from which ours keeps at least `at_least` x their speed (where the curves
+    meet), or says there is none."""
     header = ["elements", f"{names[0]}", f"{names[1]}", f"{names[1]} time / {names[0]} time"]
+    ratios = [b.median_ms / a.median_ms for a, b in zip(ours, theirs, strict=True)]
     rows = [
-        [
-            f"2^{n.bit_length() - 1}",
-            duration(a.median_ms),
-            duration(b.median_ms),
-            b.median_ms / a.median_ms,
-        ]
-        for n, a, b in zip(sizes, ours, theirs, strict=True)
+        [f"2^{n.bit_length() - 1}", duration(a.median_ms), duration(b.median_ms), ratio]
+        for n, a, b, ratio in zip(sizes, ours, theirs, ratios, strict=True)
     ]
-    faster = [a.median_ms <= b.median_ms for a, b in zip(ours, theirs, strict=True)]
-    start = next((i for i in range(len(faster)) if all(faster[i:])), None)
+    start = next((i for i in range(len(ratios)) if min(ratios[i:]) >= at_least), None)
     verdict = "never, in this range" if start is None else f"from {rows[start][0]} elements up"
-    rows.append([f"{names[0]} at least as fast", "", "", verdict])
+    rows.append([f"{names[0]} at least {at_least:g}x as fast", "", "", verdict])
     return header, rows
