@@ -162,19 +162,13 @@ def pixel_reverser(channels: int, word_bytes: int):
     """A device function: store a group of word_bytes pixels with the pixels reversed."""
     if word_bytes not in WORD_BYTES:
         raise ValueError(f"a flip's words are 4 or 8 bytes, got {word_bytes}")
-    word = uint32 if word_bytes == 4 else uint64
+    reversed_word = whole_rows.reversed_word_of(channels, word_bytes)
 
     @cuda.jit(device=True, inline="always")
     def write_reversed(words, j, held, first):
         """words[j:j + channels] = the group held[first:first + channels], pixels reversed."""
         for w in range(channels):
-            out = word(0)
-            for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
-                k = word_bytes * w + b  # output byte k: pixel k // channels
-                s = (word_bytes - 1 - k // channels) * channels + k % channels  # its source byte
-                byte = held[first + s // word_bytes] >> word(8 * (s % word_bytes))
-                out |= (byte & word(0xFF)) << word(8 * b)
-            words[j + w] = out
+            words[j + w] = reversed_word(held, first, w)
 
     return write_reversed
 

@@ -154,13 +154,7 @@ def launch_whole_rows(d_src, d_dst, shape, horizontal: bool, output, to_host):
         )
         for run in range(0, runs, launch.MAX_GRID_YZ)
     ]
-    return launch.Launch(
-        tuple(steps),
-        out=output.device,
-        to_host=to_host,
-        host_out=output.host,
-        out_given=output.given,
-    )
+    return launch.Launch(tuple(steps), output.device, to_host, output.host, out_given=output.given)
 
 
 def _signature(word_bytes: int) -> str:
