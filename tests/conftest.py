@@ -12,9 +12,9 @@ import gpgpu_lessons  # noqa: F401  (chooses GPU or simulator before numba is im
 # short ones (every file not named here, in pytest's order) fill the gaps at the end.
 SLOWEST_FIRST = (
     "tests/test_ptx.py",  # 145 s: every kernel compiled to PTX, in one subprocess
-    "tests/test_constant_memory.py",  # 195 s
-    "notebooks/04_constant_memory.ipynb",  # 95 s to 150 s
     "notebooks/05_atomics_vs_reduction.ipynb",  # 95 s
+    "notebooks/04_constant_memory.ipynb",  # 80 s
+    "tests/test_constant_memory.py",  # 75 s
     "notebooks/03_bank_conflicts.ipynb",  # 70 s
     "tests/test_reduction.py",  # 55 s
     "notebooks/02_shared_memory.ipynb",  # 50 s
