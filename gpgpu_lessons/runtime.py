@@ -225,5 +225,5 @@ def pick(*, gpu, simulator):
 PRESETS = {
     "vector_elements": pick(gpu=2**28, simulator=2**12),
     "image_side": pick(gpu=8192, simulator=40),
-    "repeat": pick(gpu=10, simulator=2),
+    "repeat": pick(gpu=10, simulator=1),
 }

@@ -668,6 +668,7 @@ def _manager_run(self, grid_point, *args):
                 t.syncthreads_event.set()
             blockedthreads = set()
         livethreads = set([t for t in livethreads if t.is_alive()])
+        time.sleep(0)  # let the block's threads run: a spinning manager holds the GIL
     for t in threads:
         if t.exception:
             raise t.exception[0].with_traceback(t.exception[1])

@@ -119,14 +119,15 @@ def benchmark(
     name: str = "kernel",
     bytes_moved: int | None = None,
     repeat: int | None = None,
-    warmup: int = 1,
+    warmup: int | None = None,
     batch: int | None = None,
     method: str = EVENTS,
 ) -> Timing:
     """Time launch() (a callable that launches GPU work) and return per-launch times.
 
-    warmup calls absorb JIT compilation; each of the repeat samples times `batch` back-to-back
-    launches (chosen so a sample lasts about 5 ms when None) and divides by batch.
+    warmup calls absorb JIT compilation (1 by default; 0 in the simulator, which has none); each
+    of the repeat samples times `batch` back-to-back launches (chosen so a sample lasts about 5 ms
+    when None) and divides by batch.
     In the simulator every method falls back to a host clock, labelled as such.
     """
     if not callable(launch):
@@ -137,6 +138,7 @@ def benchmark(
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
+    warmup = runtime.pick(gpu=1, simulator=0) if warmup is None else warmup
     if repeat < 1 or warmup < 0 or (batch is not None and batch < 1):
         raise ValueError(
             f"need repeat >= 1, warmup >= 0 and batch >= 1; got repeat={repeat}, "
