@@ -25,10 +25,10 @@ help:
 	@echo "make gpu-run     on the GPU machine: execute notebooks, tests, record results into OUT"
 	@echo "make gpu-unpack ARCHIVE=...  put a GPU run's notebooks and results into the tree"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]" -e tools
 	touch $@
 
 # Containers often run as root, which JupyterLab refuses unless told.
@@ -43,24 +43,24 @@ test: $(STAMP)
 
 # Not part of CI: needs the network, judges new releases (see README: "Dependency canary").
 canary: $(STAMP)
-	$(BIN)/python -m gpgpu_lessons.canary
+	$(BIN)/python -m gpgpu_tools.canary
 
 notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=900 notebooks/*.ipynb
 
 # Decks from the notebooks' stored outputs (nothing runs); reveal.js and MathJax come from npm once.
 slides: $(STAMP)
-	$(BIN)/python -m gpgpu_lessons.slides --out build/slides
+	$(BIN)/python -m gpgpu_tools.slides --out build/slides
 
 gpu-wheels: $(STAMP)
-	$(BIN)/python -m gpgpu_lessons.gpurun wheels --dest .whl
+	$(BIN)/python -m gpgpu_tools.gpurun wheels --dest .whl
 
 # Runs on the GPU machine with its own python3 (no venv, no network): see README.
 gpu-run:
-	python3 -m gpgpu_lessons.gpurun execute --wheels .whl --out $(OUT)
+	PYTHONPATH=tools python3 -m gpgpu_tools.gpurun execute --wheels .whl --out $(OUT)
 
 gpu-unpack: $(STAMP)
-	$(BIN)/python -m gpgpu_lessons.gpurun unpack $(ARCHIVE)
+	$(BIN)/python -m gpgpu_tools.gpurun unpack $(ARCHIVE)
 
 clean:
 	rm -rf $(VENV) build .whl gpu-run-out

@@ -1,19 +1,13 @@
-"""`python -m gpgpu_lessons`: say which mode is active, describe the device and the recorded GPUs.
-
-`python -m gpgpu_lessons bench [--help]` runs the benchmark of the fast kernels (bench/).
-"""
+"""`python -m gpgpu_lessons`: the active mode, the device, and the recorded GPU runs."""
 
 import sys
 
 from . import results, runtime
 
-if sys.argv[1:2] == ["bench"]:
-    from .bench.__main__ import main
-
-    raise SystemExit(main(sys.argv[2:]))
 if sys.argv[1:]:
     raise SystemExit(
-        f"usage: python -m gpgpu_lessons [bench [--help]]; got {' '.join(sys.argv[1:])}"
+        f"usage: python -m gpgpu_lessons (no arguments; the benchmark is "
+        f"python -m gpgpu_tools.bench); got {' '.join(sys.argv[1:])}"
     )
 print(runtime.device_info())
 if runtime.is_simulator():

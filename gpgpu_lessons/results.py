@@ -19,7 +19,7 @@ with every timing stored as ``timing.Timing.as_dict()``; or any other measured t
 ``{"kind": "table", "columns": [...], "rows": [[...], ...]}`` (profiler counters, for instance).
 
 Recording is off unless the environment variable GPGPU_LESSONS_RECORD names a folder and the
-lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_lessons.gpurun``).
+lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_tools.gpurun``).
 """
 
 from __future__ import annotations

@@ -11,25 +11,25 @@ import gpgpu_lessons  # noqa: F401  (chooses GPU or simulator before numba is im
 # next whole file when it is nearly done, in this order, so the long files start early and the
 # short ones (every file not named here, in pytest's order) fill the gaps at the end.
 SLOWEST_FIRST = (
-    "tests/test_ptx.py",  # 145 s: every kernel compiled to PTX, in one subprocess
+    "tests/tools/test_ptx.py",  # 145 s: every kernel compiled to PTX, in one subprocess
     "notebooks/05_atomics_vs_reduction.ipynb",  # 95 s
     "notebooks/04_constant_memory.ipynb",  # 80 s
-    "tests/test_constant_memory.py",  # 75 s
+    "tests/lessons/test_l04_constant_memory.py",  # 75 s
     "notebooks/03_bank_conflicts.ipynb",  # 70 s
-    "tests/test_reduction.py",  # 55 s
+    "tests/lessons/test_l05_reduction.py",  # 55 s
     "notebooks/02_shared_memory.ipynb",  # 50 s
-    "tests/test_l02_shared_memory.py",  # 50 s
-    "tests/test_trace_vs_gpu.py",  # 45 s in 2 tests
-    "tests/test_banks.py",  # 45 s
-    "tests/test_exercises.py",  # 40 s
-    "tests/test_bank_conflicts.py",  # 35 s
-    "tests/test_bench.py",  # 35 s
-    "tests/test_sine_sum.py",  # 30 s
+    "tests/lessons/test_l02_shared_memory.py",  # 50 s
+    "tests/trace/test_trace_vs_gpu.py",  # 45 s in 2 tests
+    "tests/lessons/test_l03_banks.py",  # 45 s
+    "tests/exercises/test_exercises.py",  # 40 s
+    "tests/lessons/test_l03_bank_conflicts.py",  # 35 s
+    "tests/tools/test_bench.py",  # 35 s
+    "tests/lessons/test_l05_sine_sum.py",  # 30 s
     "notebooks/01_coalescing.ipynb",  # 30 s
-    "tests/test_l01_coalescing.py",  # 20 s
-    "tests/test_slides.py",  # 20 s with Chromium
-    "tests/test_l04_fast_shapes.py",  # 15 s
-    "tests/test_atomics.py",  # 15 s
+    "tests/lessons/test_l01_coalescing.py",  # 20 s
+    "tests/tools/test_slides.py",  # 20 s with Chromium
+    "tests/lessons/test_l04_fast_shapes.py",  # 15 s
+    "tests/lessons/test_l05_atomics.py",  # 15 s
 )
 
 

@@ -20,7 +20,7 @@ gpgpu_lessons/recorded/nvidia-h200.json, experiments 01_coalescing/copy_variants
 dot_variants). Copy: 16-byte elements, one per thread, exact grid, 4258 GB/s = 1.00x CuPy's copy
 (8 B: 3887, 4 B: 2709; 2 x 8 B and 4 x 4 B per thread: 4258 and 4246; 4 x 16 B: 4054;
 grid-stride, 16 B: 3967). Dot: 256 threads, 4 loads in flight, 4 waves: 3464 GB/s = 2.46x
-cupy.dot. `python -m gpgpu_lessons.tune copy` (or `dot`) re-times COPY_TUNING's (DOT_TUNING's)
+cupy.dot. `python -m gpgpu_tools.tune copy` (or `dot`) re-times COPY_TUNING's (DOT_TUNING's)
 space on a GPU; `TUNING` lists both for the tool.
 """
 
@@ -174,7 +174,7 @@ def dot(x, y, *, out=None):
     return _dot_launch(d_x, d_y, o, to_host)
 
 
-# ---- tuning (python -m gpgpu_lessons.tune) -------------------------------------------------
+# ---- tuning (python -m gpgpu_tools.tune) -------------------------------------------------
 
 
 @functools.lru_cache(maxsize=1)
@@ -216,7 +216,7 @@ DOT_TUNING = {
     "chosen": {"block": DOT_BLOCK, "unroll": DOT_UNROLL, "waves": DOT_WAVES},
     "case": _dot_case,
 }
-TUNING = (COPY_TUNING, DOT_TUNING)  # what python -m gpgpu_lessons.tune finds
+TUNING = (COPY_TUNING, DOT_TUNING)  # what python -m gpgpu_tools.tune finds
 
 _WIDE_VECTORS = [f"{t.name}[::1]" for t in WIDE.values()]
 SIGNATURES = {

@@ -42,7 +42,7 @@ EIGHT_BYTE = (np.float64, np.int64, np.uint64, np.complex64)
 DTYPES = FOUR_BYTE + EIGHT_BYTE
 # The tuned kernel, measured on an H200 at 8192 x 8192 float32: 0.95 x the copy with the same
 # tiling and 1.04 x cudaMemcpy's bandwidth in the recorded run. The script that picked it is
-# lost; TUNING below is the space to re-tune over (python -m gpgpu_lessons.tune wide_transpose).
+# lost; TUNING below is the space to re-tune over (python -m gpgpu_tools.tune wide_transpose).
 TILE = 64  # a block moves a 64 x 64 tile ...
 ROWS = 16  # ... with (TILE / VEC) x ROWS = 32 x 16 threads ...
 VEC = 2  # ... each moving 2 neighbours (8 bytes of float32) per access

@@ -57,7 +57,7 @@ class Tile(NamedTuple):
 # The fastest of the 24 shapes of TUNING["space"] timed on an H200 (8192 x 8192 float32, 5x5
 # Gaussian from constant memory); (32, 4, 16, 2) and (32, 4, 16, 4) were within 2 %. Lesson 04's
 # H200 run measured it at 0.91x the same run's device copy.
-# Re-tune: python -m gpgpu_lessons.tune tiled_filter
+# Re-tune: python -m gpgpu_tools.tune tiled_filter
 TILE = Tile()
 CLAMPS_EVERYWHERE = TILE._replace(fast_interior=False)  # the notebook's bar without trick 4
 

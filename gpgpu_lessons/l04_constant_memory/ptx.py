@@ -3,15 +3,16 @@
 Numba fills constant memory at compile time, so the PTX tells the story: a `.const` array read
 with `ld.const` (a table read at run-time indices), taps folded into the multiply-adds as
 immediates (a filter read at indices the compiler knows), or `ld.global` loads (a filter passed
-as an argument). The PTX facts come from the package's PTX checks (gpgpu_lessons.ptx).
+as an argument). The PTX facts come from gpgpu_lessons.ptxfacts.
 """
 
 from __future__ import annotations
 
 from numba import cuda
 
-from .. import ptx as facts
+from .. import ptxfacts as facts
 from .. import runtime
+from ..specialise import python_function
 
 
 def kernel_ptx(kernel, signature: str, cc: tuple[int, int] | None = None) -> str | None:
@@ -22,17 +23,7 @@ def kernel_ptx(kernel, signature: str, cc: tuple[int, int] | None = None) -> str
     if runtime.is_simulator():
         return None
     cc = cc or runtime.device_info().compute_capability
-    return cuda.compile_ptx(facts.python_function(kernel), signature, cc=cc)[0]
-
-
-def immediate_fmas(ptx: str) -> int:
-    """Multiply-adds with an immediate multiplier: fma.rn.f32 %f3, %f2, 0f3F800000, %f1."""
-    operands = [
-        line.split(None, 1)[1].split(", ")
-        for line in ptx.splitlines()
-        if line.lstrip().startswith("fma.rn.f32")
-    ]
-    return sum(1 for o in operands if any(value.startswith("0f") for value in o[1:3]))
+    return cuda.compile_ptx(python_function(kernel), signature, cc=cc)[0]
 
 
 def ptx_summary(ptx) -> str:
@@ -51,5 +42,5 @@ def ptx_summary(ptx) -> str:
     return (
         f"{len(facts.const_arrays(text))} .const array(s) {arrays}".rstrip()
         + f"; {count['const']} ld.const, {count['global']} ld.global, "
-        f"{immediate_fmas(text)} fma with an immediate"
+        f"{facts.immediate_fmas(text)} fma with an immediate"
     )

@@ -11,7 +11,7 @@ recurrence that needs one sine and one cosine per wave for a row of neighbouring
 
 Each kernel reads its tuned sizes as module constants (SUM_ITEMS, ...), which Numba compiles
 in as constants; `configured` compiles the same source with other values, under its own name,
-for the tests and for `python -m gpgpu_lessons.tune grid_stride_sum`.
+for the tests and for `python -m gpgpu_tools.tune grid_stride_sum`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from .textbook import filled_grid, sum_launch
 # The sum's launch, as measured on an H200 (2**28 float32): 16-byte loads, the read-only path and
 # the hand-over were each worth 1-3 %; the block size and the loads in flight mattered less; this
 # launch ran at 1.02x cupy.sum over 3 alternating repeats. The script of that search was not kept:
-# TUNING["space"] below spans the values around these, and `python -m gpgpu_lessons.tune
+# TUNING["space"] below spans the values around these, and `python -m gpgpu_tools.tune
 # grid_stride_sum` measures it again (its table lands in gpgpu_lessons/recorded/tuning/).
 SUM_BLOCK = 256  # threads per block
 SUM_WARPS = SUM_BLOCK // 32  # warps per block: the block sum's shared array

@@ -11,7 +11,7 @@ arrays), `fakecuda` (the `cuda` module a traced kernel sees), `swap` (device fun
 arrays swapped for the trace), `accesses` (records to columns), `model` (the sector and bank
 rules), `hazards`, `report` (the Trace, its text and HTML tables), `figures` (which sector or
 bank each lane hits), `tracer` (trace_kernel); `cases` and `verify` check the tracer against
-Nsight Compute and compute-sanitizer on a GPU (``python -m gpgpu_lessons.trace.verify``).
+Nsight Compute and compute-sanitizer on a GPU (``python -m gpgpu_tools.trace_verify``).
 """
 
 from .arrays import TraceError, UnsupportedError

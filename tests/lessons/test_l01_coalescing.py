@@ -1,0 +1,411 @@
+"""Lesson 01's kernels against NumPy: copies (plain, strided, offset, wide), seed 004's dot products
+and the fast dot; bad input; the launch-path regressions (interleaved shapes, out= aliasing,
+a failed call followed by a good one)."""
+
+import numpy as np
+import pytest
+from gpgpu_tools import tune
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import cuda
+
+from gpgpu_lessons import launch
+from gpgpu_lessons.device.fill import zero_step
+from gpgpu_lessons.l01_coalescing import fast, figures, textbook, tracing
+from gpgpu_lessons.timing import SIMULATED, Timing
+
+
+def poisoned(n, dtype=np.float32):
+    """A device output full of NaN (or a sentinel), so elements a kernel forgets show up."""
+    fill = np.nan if np.dtype(dtype).kind == "f" else 0xDEAD
+    return cuda.to_device(np.full(n, fill, dtype=dtype))
+
+
+def numbered(n, dtype=np.float32):
+    """1, 2, ..., n: every element different, none zero."""
+    return np.arange(1, n + 1).astype(dtype)
+
+
+# ---- the tracer on the lesson's own launches, and the pictures drawn from it ----------------
+
+
+@pytest.fixture(scope="module")
+def traced_copies():
+    return tracing.copies(strides=(1, 2, 8, 32), offsets=(0, 1))
+
+
+@pytest.mark.parametrize(
+    "label, sectors",
+    [
+        ("stride 1", 4),
+        ("stride 2", 8),
+        ("stride 8", 32),
+        ("stride 32", 32),
+        ("offset 0", 4),
+        ("offset 1", 5),
+    ],
+)
+def test_traced_copies_move_the_sectors_the_lesson_says(traced_copies, label, sectors):
+    """A float32 warp request ideally moves 4 sectors; the strided copy 32, a misaligned one 5."""
+    traced = traced_copies[label]
+    assert traced.sectors_per_request == sectors
+    assert traced.ideal_sectors == 4
+    assert traced.requests_per_kib == 8  # 32 lanes x 4 bytes per request
+    assert figures.sectors_touched(traced.lane_bytes()) == sorted(
+        {start // 32 for start, _ in traced.lane_bytes()}
+    )
+
+
+def test_lane_bytes_follow_the_index_lines(traced_copies):
+    assert traced_copies["stride 32"].lane_bytes() == [(128 * lane, 4) for lane in range(32)]
+    assert traced_copies["offset 1"].lane_bytes() == [(4 * (lane + 1), 4) for lane in range(32)]
+    assert traced_copies["stride 1"].lane_bytes(warp=1) == [(4 * lane, 4) for lane in range(32, 64)]
+
+
+def test_wide_elements_move_the_same_sectors_in_fewer_requests():
+    traced = tracing.wide_copies()
+    assert [t.sectors_per_request for t in traced.values()] == [4, 8, 16]
+    assert [t.ideal_sectors for t in traced.values()] == [4, 8, 16]
+    assert [t.requests_per_kib for t in traced.values()] == [8, 4, 2]
+    assert traced["16-byte elements"].lane_bytes()[:2] == [(0, 16), (16, 16)]
+
+
+def test_the_seed_chunked_dot_is_uncoalesced_and_the_best_dot_coalesced():
+    seed = tracing.seed_dots()
+    assert seed["many blocks, coalesced"].sectors_per_request == 4
+    assert seed["many blocks, chunked"].sectors_per_request == 32  # lanes 8 elements apart
+    assert tracing.best_dot().sectors_per_request == 4
+    assert not seed["many blocks, chunked"].trace.hazards
+
+
+def test_a_launch_without_one_global_load_line_is_refused():
+    cleared = launch.Launch((zero_step(cuda.device_array(64, np.float32)),))
+    with pytest.raises(ValueError, match="on 0 lines, not one"):
+        tracing.trace_launch(cleared, step=0)  # zero_fill stores and loads nothing
+
+
+@pytest.mark.parametrize(
+    "lane_bytes, sectors",
+    [
+        ([(4 * lane, 4) for lane in range(32)], 4),
+        ([(4 * lane + 4, 4) for lane in range(32)], 5),
+        ([(128 * lane, 4) for lane in range(32)], 32),
+        ([(16 * lane, 16) for lane in range(32)], 16),
+        ([(0, 4)] * 32, 1),
+    ],
+)
+def test_sectors_touched(lane_bytes, sectors):
+    assert len(figures.sectors_touched(lane_bytes)) == sectors
+
+
+def test_the_picture_draws_traced_requests_and_says_what_each_costs(traced_copies):
+    fig = figures.draw_warp_requests(
+        {label: traced_copies[label].lane_bytes() for label in ("stride 1", "stride 32")}
+    )
+    notes = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    assert notes == ["4 sectors · 100% used", "32 sectors · 12% used"]
+    assert fig.get_figwidth() >= 12
+    labels = fig.axes[0].get_yticklabels() + fig.axes[1].get_yticklabels()
+    assert min(t.get_fontsize() for t in labels + [fig.axes[0].title]) >= 13
+
+
+def gpu_timing(name, ms, nbytes=2**31):
+    return Timing(name, [ms], nbytes)
+
+
+def test_traced_and_measured_draws_both_halves(traced_copies):
+    chosen = {k: traced_copies[k] for k in ("stride 1", "stride 32")}
+    measured = {"stride 1": gpu_timing("a", 0.84), "stride 32": gpu_timing("b", 12.8)}
+    ceiling = gpu_timing("device-to-device copy", 0.53)
+    fig = figures.traced_and_measured(
+        chosen, measured, title="Copies", size="2^28 float32", ceiling=ceiling
+    )
+    left, right = fig.axes
+    assert "Copies · 2^28 float32" in left.get_title(loc="left")
+    assert min(t.get_fontsize() for t in left.texts + right.texts + left.get_yticklabels()) >= 13
+    assert [t.get_text() for t in left.texts] == ["32 (ideal 4)", "4 (ideal 4)"]
+    assert any("GB/s" in t.get_text() for t in right.texts)
+    assert "device-to-device copy" in right.get_xlabel()
+    simulated = {k: Timing(k, [1.0], 2**31, clock=SIMULATED) for k in chosen}
+    fig = figures.traced_and_measured(
+        chosen, simulated, title="Copies", size="2^10 float32", ceiling=ceiling, metric="requests"
+    )
+    assert "recorded yet" in fig.axes[1].texts[0].get_text()
+    assert figures.NOT_MEASURED in fig.axes[0].get_title(loc="left")
+    with pytest.raises(ValueError, match="name different kernels"):
+        figures.traced_and_measured(chosen, {}, title="t", size="s", ceiling=ceiling)
+    with pytest.raises(ValueError, match="metric must be"):
+        figures.traced_and_measured(
+            chosen, measured, title="t", size="s", ceiling=ceiling, metric="bytes"
+        )
+
+
+# ---- textbook copies -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "n, dtype", [(1, np.float32), (31, np.int32), (33, np.float64), (257, np.uint32)]
+)
+def test_copy_one_per_thread(rng, n, dtype):
+    a = (rng.random(n) * 1000 + 1).astype(dtype)
+    out = poisoned(n, dtype)
+    textbook.copy(cuda.to_device(a), out=out, block=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+    np.testing.assert_array_equal(textbook.copy(a), a)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 70), stride=st.integers(1, 40))
+def test_copy_with_stride_any_shape(n, stride):
+    a = numbered(n)
+    out = poisoned(n)
+    textbook.copy_with_stride(cuda.to_device(a), stride, out=out, block=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 70), offset=st.integers(0, 200))
+def test_copy_with_offset_any_shape(n, offset):
+    a = numbered(n, np.int32)
+    out = poisoned(n, np.int32)
+    textbook.copy_with_offset(cuda.to_device(a), offset, out=out, block=32)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+def test_copy_with_stride_numpy_in_numpy_out(rng):
+    a = rng.integers(1, 1000, 45).astype(np.int32)
+    got = textbook.copy_with_stride(a, 4, block=16)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, a)
+    host_out = np.zeros_like(a)
+    assert textbook.copy_with_offset(a, 3, out=host_out) is host_out
+    np.testing.assert_array_equal(host_out, a)
+
+
+# ---- seed 004's dot products ---------------------------------------------------------------
+
+
+def reference_partials(x, y, threads, chunked):
+    """Each thread's partial sum, from the kernels' index rules, in float64."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    if not chunked:
+        return np.array([np.dot(x[t::threads], y[t::threads]) for t in range(threads)])
+    chunk = -(-x.size // threads)
+    return np.array(
+        [
+            np.dot(x[t * chunk : (t + 1) * chunk], y[t * chunk : (t + 1) * chunk])
+            for t in range(threads)
+        ]
+    )
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+@pytest.mark.parametrize("n, blocks, block", [(1, 1, 1), (37, 1, 32), (101, 3, 8), (5, 2, 4)])
+def test_dot_partial_sums(rng, n, blocks, block, chunked):
+    x = rng.random(n, dtype=np.float32) + 0.5
+    y = rng.random(n, dtype=np.float32) + 0.5
+    out = poisoned(blocks * block)
+    textbook.dot_partial_sums(
+        cuda.to_device(x), cuda.to_device(y), blocks=blocks, block=block, chunked=chunked, out=out
+    )
+    partials = out.copy_to_host()
+    expected = reference_partials(x, y, blocks * block, chunked)
+    np.testing.assert_allclose(partials, expected, rtol=1e-5)
+
+
+def test_dot_partial_sums_float64_host_in_host_out(rng):
+    x, y = rng.random(50) + 0.5, rng.random(50) + 0.5
+    partials = textbook.dot_partial_sums(x, y, blocks=2, block=4, chunked=True)
+    assert isinstance(partials, np.ndarray) and partials.dtype == np.float64
+    np.testing.assert_allclose(partials.sum(), np.dot(x, y), rtol=1e-12)
+
+
+# ---- fast copies ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", fast.VARIANTS)
+@pytest.mark.parametrize("element_bytes", [4, 8, 16])
+@pytest.mark.parametrize(
+    "n, dtype",
+    [
+        (4 * 37, np.float32),
+        (1, np.float32),
+        (3, np.float32),
+        (2 * 13 + 1, np.float64),
+        (11, np.int32),
+    ],
+)
+def test_fast_copy_any_length(n, dtype, element_bytes, variant):
+    a = numbered(n, dtype)
+    out = poisoned(n, dtype)
+    fast.copy(cuda.to_device(a), element_bytes=element_bytes, variant=variant, out=out, block=8)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    n=st.integers(1, 90),
+    element_bytes=st.sampled_from([4, 8, 16]),
+    variant=st.sampled_from(fast.VARIANTS),
+    block=st.sampled_from([1, 4, 32]),
+)
+def test_fast_copy_any_shape(n, element_bytes, variant, block):
+    a = numbered(n, np.uint32)
+    out = poisoned(n, np.uint32)
+    fast.copy(cuda.to_device(a), element_bytes=element_bytes, variant=variant, block=block, out=out)
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+
+
+def test_fast_copy_prepare_checks_once_and_launches_each_call(rng):
+    a = rng.random(4 * 37 + 2, dtype=np.float32) + 1
+    d_a, out = cuda.to_device(a), poisoned(a.size)
+    prepared = fast.copy.prepare(d_a, out=out, element_bytes=16, variant="unrolled", block=8)
+    assert isinstance(prepared, launch.Launch)
+    assert np.isnan(out.copy_to_host()).all()  # nothing ran yet
+    prepared()
+    np.testing.assert_array_equal(out.copy_to_host(), a)
+    d_a.copy_to_device(a + 1)
+    prepared()
+    np.testing.assert_array_equal(out.copy_to_host(), a + 1)
+
+
+# ---- fast dot ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 33, 1000, 1031])
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+def test_fast_dot(rng, n, dtype, rtol):
+    x = (rng.random(n) + 0.5).astype(dtype)
+    y = (rng.random(n) + 0.5).astype(dtype)
+    got = fast.dot(x, y)
+    assert isinstance(got, float)
+    np.testing.assert_allclose(got, np.dot(x.astype(np.float64), y.astype(np.float64)), rtol=rtol)
+
+
+def test_fast_dot_sums_in_the_inputs_precision():
+    x = np.full(3000, 1 / 3, dtype=np.float32)
+    assert fast.dot(x, x) != fast.dot(x.astype(np.float64), x.astype(np.float64))
+
+
+def test_fast_dot_out_is_overwritten_not_added_to(rng):
+    """Before: dot(out=total) added into total, so a second call doubled the answer."""
+    x = rng.random(300, dtype=np.float32) + 0.5
+    d_x = cuda.to_device(x)
+    total = cuda.to_device(np.array([1.0], dtype=np.float32))
+    for _ in range(2):
+        assert fast.dot(d_x, d_x, out=total) is total
+        expected = np.dot(x.astype(np.float64), x)
+        np.testing.assert_allclose(total.copy_to_host()[0], expected, rtol=1e-5)
+
+
+# ---- the launch-path regressions ------------------------------------------------------------
+
+
+def test_interleaved_shapes_in_one_process(rng):
+    """Every wrapper with one size, another, then the first again: each launch keeps its grid."""
+    for n in (300, 5, 300, 41):
+        a = rng.random(n, dtype=np.float32) + 1
+        expected = np.dot(a.astype(np.float64), a)
+        np.testing.assert_array_equal(textbook.copy(a, block=32), a)
+        np.testing.assert_array_equal(textbook.copy_with_stride(a, 3, block=32), a)
+        np.testing.assert_array_equal(textbook.copy_with_offset(a, 7, block=32), a)
+        partials = textbook.dot_partial_sums(a, a, blocks=2, block=16, chunked=n % 2 == 1)
+        np.testing.assert_allclose(partials.sum(dtype=np.float64), expected, rtol=1e-5)
+        for variant in fast.VARIANTS:
+            np.testing.assert_array_equal(fast.copy(a, variant=variant, block=32), a)
+        np.testing.assert_allclose(fast.dot(a, a), expected, rtol=1e-5)
+
+
+def test_prepared_launches_keep_their_own_grid(rng):
+    big, small = rng.random(600, dtype=np.float32), rng.random(5, dtype=np.float32)
+    d_big, d_small = cuda.to_device(big), cuda.to_device(small)
+    out_big, out_small = poisoned(600), poisoned(5)
+    first = textbook.copy_with_stride.prepare(d_big, 4, out=out_big, block=32)
+    fast.copy.prepare(d_small, out=out_small, block=32)()
+    textbook.copy_with_stride.prepare(d_small, 2, out=out_small, block=32)()
+    first()
+    np.testing.assert_array_equal(out_big.copy_to_host(), big)
+    np.testing.assert_array_equal(out_small.copy_to_host(), small)
+
+
+def test_out_aliasing_an_input_is_refused(rng):
+    d = cuda.to_device(rng.random(16, dtype=np.float32))
+    calls = [
+        lambda: textbook.copy(d, out=d),
+        lambda: textbook.copy_with_stride(d, 2, out=d),
+        lambda: textbook.copy_with_offset(d, 1, out=d),
+        lambda: fast.copy(d, out=d),
+        lambda: textbook.dot_partial_sums(d, d, blocks=1, block=4, out=d[:4]),
+        lambda: fast.dot(d, d, out=d[3:4]),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="shares memory"):
+            call()
+
+
+def test_a_failed_call_then_a_good_one(rng):
+    x = rng.random(50, dtype=np.float32) + 0.5
+    with pytest.raises(ValueError, match="out must have shape"):
+        fast.dot(x, x, out=cuda.device_array(0, dtype=np.float32))
+    np.testing.assert_allclose(fast.dot(x, x), np.dot(x.astype(np.float64), x), rtol=1e-5)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        fast.copy(x, variant="fastest")
+    np.testing.assert_array_equal(fast.copy(x), x)
+
+
+def test_bad_input_errors():
+    a = np.ones(12, dtype=np.float32)
+    with pytest.raises(TypeError, match="dtype int8"):
+        textbook.copy_with_stride(np.ones(4, dtype=np.int8))
+    with pytest.raises(ValueError, match="must be 1-D"):
+        fast.copy(np.ones((2, 4), dtype=np.float32))
+    with pytest.raises(ValueError, match="is empty"):
+        textbook.copy(np.ones(0, dtype=np.float32))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        textbook.copy_with_offset(np.ones(8, dtype=np.float32)[::2])
+    with pytest.raises(ValueError, match="at most 1024"):
+        textbook.copy(a, block=2048)
+    with pytest.raises(ValueError, match="one int for this 1-D kernel"):
+        textbook.copy(a, block=(16, 16))
+    with pytest.raises(ValueError, match="stride must be an integer >= 1"):
+        textbook.copy_with_stride(a, 0)
+    with pytest.raises(ValueError, match="stride must be at most 65535"):
+        textbook.copy_with_stride(a, 70000)
+    with pytest.raises(ValueError, match="offset must be an integer >= 0"):
+        textbook.copy_with_offset(a, -1)
+    with pytest.raises(ValueError, match="element_bytes must be one of"):
+        fast.copy(a, element_bytes=2)
+    with pytest.raises(ValueError, match="out must have shape"):
+        fast.copy(a, out=cuda.device_array(11, dtype=np.float32))
+    with pytest.raises(ValueError, match="same shape and dtype"):
+        fast.dot(a, np.ones(12, dtype=np.float64))
+    with pytest.raises(ValueError, match="same shape and dtype"):
+        textbook.dot_partial_sums(a, a[:5], blocks=1, block=4)
+    with pytest.raises(TypeError, match="dtype int32"):
+        fast.dot(np.ones(3, dtype=np.int32), np.ones(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="blocks must be an integer >= 1"):
+        textbook.dot_partial_sums(a, a, blocks=0, block=4)
+
+
+# ---- registry and tuning -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", [textbook, fast])
+def test_every_kernel_is_registered(module):
+    kernels = {
+        v
+        for name, v in vars(module).items()
+        if (hasattr(v, "py_func") or hasattr(v, "fn")) and v.__module__ == module.__name__
+    }
+    assert kernels and kernels <= set(module.SIGNATURES)
+
+
+def test_the_tuning_tool_finds_the_copy_and_the_dot_and_their_chosen_launches_build():
+    families = tune.families()
+    assert families["copy"]["module"] == families["dot"]["module"] == fast.__name__
+    assert fast.TUNING == (fast.COPY_TUNING, fast.DOT_TUNING)
+    for tuning in fast.TUNING:
+        assert set(tuning["chosen"]) == set(tuning["space"])
+        assert all(v in tuning["space"][k] for k, v in tuning["chosen"].items())
+        prepared, nbytes = tuning["case"](**tuning["chosen"])
+        assert isinstance(prepared, launch.Launch) and nbytes > 0

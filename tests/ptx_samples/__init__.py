@@ -1,1 +1,0 @@
-"""Test-only packages for gpgpu_lessons.ptx: kernels of known PTX (clean), or that must fail."""

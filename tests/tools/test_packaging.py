@@ -1,0 +1,128 @@
+"""pyproject.toml, environment.yml, README and CI must agree with each other."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib comes with Python 3.11+")
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME = re.compile(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*(.*)$")
+
+
+def parse(requirement: str) -> tuple[str, str]:
+    """'numba-cuda[cu12]>=0.30,<0.31' -> ('numba-cuda', '>=0.30,<0.31')."""
+    name, _, spec = NAME.match(requirement.strip()).groups()
+    return name.lower().replace("_", "-"), spec.replace(" ", "")
+
+
+def pyproject_requirements() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"])
+    for extra in ("lab", "test"):
+        reqs += project["optional-dependencies"][extra]
+    return dict(parse(r) for r in reqs)
+
+
+def conda_requirements() -> dict[str, str]:
+    lines = re.findall(
+        r"^  - ([^\s#][^#\n]*?)\s*$",
+        (ROOT / "environment.yml").read_text().split("dependencies:")[1],
+        re.M,
+    )
+    return dict(parse(line) for line in lines if not line.startswith(("pip", "python")))
+
+
+def test_environment_yml_matches_pyproject():
+    assert conda_requirements() == pyproject_requirements()
+
+
+def test_numpy_is_capped_below_2_5():
+    assert pyproject_requirements()["numpy"] == ">=2,<2.5"
+
+
+def test_gpu_extras_pin_the_same_numba_cuda():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    core = pyproject_requirements()["numba-cuda"]
+    assert parse(extras["cu12"][0]) == ("numba-cuda", core) == parse(extras["cu13"][0])
+
+
+def ci_commands() -> list[str]:
+    ci = (ROOT / ".ci" / "run").read_text()
+    return [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+
+
+def test_ci_runs_the_readme_test_command():
+    """CI runs `make test` last, and nothing that the README does not show (word for word)."""
+    readme = (ROOT / "README.md").read_text()
+    commands = ci_commands()
+    assert commands[-1].split()[:2] == ["make", "test"]
+    for command in commands:
+        assert command in readme, f"README.md does not show the command .ci/run runs: {command}"
+
+
+def test_ci_installs_the_cuda_compiler_and_make_passes_it_on():
+    """CI compiles every kernel to PTX: `make test CUDA=cu12` installs the cu12 extra (NVVM)."""
+    assert "CUDA=cu12" in ci_commands()[-1].split()
+    makefile = (ROOT / "Makefile").read_text()
+    extras_line = next(line for line in makefile.splitlines() if line.startswith("EXTRAS"))
+    assert "lab,test" in extras_line and "$(CUDA)" in extras_line
+    assert 'install --quiet -e ".[$(EXTRAS)]"' in makefile
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert parse(extras["cu12"][0])[0] == "numba-cuda" and "[cu12]" in extras["cu12"][0]
+
+
+def test_ruff_line_length_is_the_slides_code_width():
+    from gpgpu_tools import slides
+
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    assert ruff["line-length"] == slides.MAX_CODE_COLUMNS == 100
+    assert "ruff" in pyproject_requirements()
+
+
+def test_the_canary_watches_the_pins_of_pyproject():
+    from gpgpu_tools import canary
+
+    pins = canary.pins()
+    assert set(pins) == set(canary.WATCHED)
+    assert all(pins[name] == pyproject_requirements()[name] for name in canary.WATCHED)
+    assert not canary.admits(pins["numpy"], "2.5.0")  # numpy 2.5 breaks numba-cuda 0.30
+
+
+def test_readme_lists_every_make_target():
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"^([a-z][a-z-]+):", (ROOT / "Makefile").read_text(), re.M)
+    for target in targets:
+        if target not in ("help", "clean"):
+            assert f"make {target}" in readme, f"README.md does not mention 'make {target}'"
+
+
+def test_the_canary_verdict_for_each_pin():
+    from gpgpu_tools import canary
+
+    pins = {"numpy": ">=2,<2.5", "numba": ">=0.68,<0.69", "numba-cuda": ">=0.30,<0.31"}
+    newest = {"numpy": "2.5.0", "numba": "0.69.0", "numba-cuda": "0.30.4"}
+    broke = {"numpy": ["PTX: gpgpu_lessons.l01_coalescing.fast.copy_vectors ...: row_stack"]}
+    numpy, detail, numba, numba_cuda = canary.verdicts(pins, newest, broke)
+    assert numpy.startswith("numpy 2.5.0: keep the pin >=2,<2.5")
+    assert "copy_vectors" in detail
+    assert "could be relaxed" in numba
+    assert "admits it; nothing to relax" in numba_cuda
+
+
+def test_make_test_hands_out_the_slowest_files_first():
+    """The order of tests/conftest.py's SLOWEST_FIRST holds only with xdist's reordering off."""
+    from conftest import SLOWEST_FIRST
+
+    makefile = (ROOT / "Makefile").read_text()
+    command = next(line for line in makefile.splitlines() if "-m pytest" in line).split()
+    assert {"--dist", "loadfile", "--no-loadscope-reorder"} <= set(command)
+    missing = [path for path in SLOWEST_FIRST if not (ROOT / path).is_file()]
+    assert not missing, (
+        f"tests/conftest.py's SLOWEST_FIRST names files that do not exist: {missing}"
+    )

@@ -1,0 +1,350 @@
+"""What a run says: tables (worst shape first), the summary, the plot, and the recorded GPUs.
+
+Ratios: `of_copy` is a kernel's bandwidth over the same run's device-to-device copy; `of_cupy`
+is CuPy's time over the kernel's (above 1: the kernel is faster). A family's score is its
+ratio to the copy, or for the sums (no copy target) its ratio to CuPy on the sizes the issue's
+target covers; its worst shape is the one with the lowest score.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from .families import FAMILIES, Family
+from .record import Bench, Result
+from .shapes import shape_text
+
+TARGET_HOST_RATIO = 1.25  # the issue: a wrapper's host cost at most 1.25x a bare launch's
+
+
+# ---- derived numbers -----------------------------------------------------------------------
+
+
+def of_copy(bench: Bench, result: Result) -> float | None:
+    """The kernel's bandwidth over the same run's device copy."""
+    if result.fast is None or bench.ceiling is None:
+        return None
+    return result.fast.gbs / bench.ceiling.gbs
+
+
+def of_cupy(result: Result) -> float | None:
+    """CuPy's time over the kernel's: above 1, the kernel is faster."""
+    if result.fast is None or result.cupy is None:
+        return None
+    return result.cupy.median_ms / result.fast.median_ms
+
+
+def elements(result: Result) -> int:
+    return math.prod(result.shape)
+
+
+def in_cupy_target(family: Family, result: Result) -> bool:
+    """True where the family's CuPy target applies to this size."""
+    return family.of_cupy is not None and elements(result) >= family.cupy_from
+
+
+def meets(bench: Bench, result: Result) -> bool | None:
+    """Whether a result meets its family's targets (None: nothing to judge, e.g. no times)."""
+    if not result.ok:
+        return False
+    family = FAMILIES.get(result.family)
+    if family is None or result.fast is None:
+        return None
+    verdicts = []
+    if family.of_copy is not None and bench.ceiling is not None:
+        verdicts.append(of_copy(bench, result) >= family.of_copy)
+    if in_cupy_target(family, result) and result.cupy is not None:
+        verdicts.append(of_cupy(result) >= family.of_cupy)
+    return all(verdicts) if verdicts else None
+
+
+def score(bench: Bench, result: Result) -> float | None:
+    """What 'worst' ranks by: the ratio to the copy, or for the sums the ratio to CuPy.
+
+    Without CuPy, the sums rank by their ratio to the copy too.
+    """
+    family = FAMILIES.get(result.family)
+    if family is not None and family.of_copy is None and result.cupy is not None:
+        return of_cupy(result)
+    return of_copy(bench, result)
+
+
+def _rank(bench: Bench, result: Result) -> tuple:
+    """Sort key, worst first: failures, then the lowest score, then untimed results."""
+    value = score(bench, result)
+    return (result.ok, value is None, value if value is not None else 0.0)
+
+
+def by_family(bench: Bench) -> dict[str, list[Result]]:
+    """The results of each family, worst first."""
+    grouped: dict[str, list[Result]] = {}
+    for result in bench.results:
+        grouped.setdefault(result.family, []).append(result)
+    return {name: sorted(found, key=lambda r: _rank(bench, r)) for name, found in grouped.items()}
+
+
+def worst(bench: Bench) -> dict[str, Result]:
+    """Each family's worst result (for the sums: among the sizes the CuPy target covers)."""
+    found = {}
+    for name, results in by_family(bench).items():
+        family = FAMILIES.get(name)
+        judged = [
+            r
+            for r in results
+            if family is None or family.of_copy is not None or in_cupy_target(family, r) or not r.ok
+        ]
+        found[name] = (judged or results)[0]
+    return found
+
+
+def crossover(bench: Bench, family: str) -> int | None:
+    """The length from which the fast kernel reaches the family's CuPy target (0.95x CuPy's
+    speed; 1x without one) at every longer length: the two curves meet there."""
+    target = (FAMILIES[family].of_cupy if family in FAMILIES else None) or 1.0
+    timed = sorted(
+        (elements(r), of_cupy(r))
+        for r in bench.results
+        if r.family == family and of_cupy(r) is not None
+    )
+    start = None
+    for n, ratio in timed:
+        if ratio >= target:
+            start = n if start is None else start
+        else:
+            start = None
+    return start
+
+
+def summary(bench: Bench) -> dict:
+    """The headline numbers, saved beside the results for readers of the JSON."""
+    found = {}
+    for name, result in worst(bench).items():
+        entry = {"worst shape": shape_text(result.shape), "why": result.label, "ok": result.ok}
+        ratios = {"of_copy": of_copy(bench, result), "of_cupy": of_cupy(result)}
+        entry.update({k: round(v, 3) for k, v in ratios.items() if v is not None})
+        entry["meets target"] = meets(bench, result)
+        if FAMILIES.get(name) is not None and FAMILIES[name].reduction:
+            entry["crossover with CuPy"] = crossover(bench, name)
+        found[name] = entry
+    for cost in bench.host_costs:
+        found.setdefault(cost.family, {})["host cost vs bare launch"] = round(cost.ratio, 2)
+    failed = sum(not r.ok for r in bench.results)
+    return {"families": found, "checked": len(bench.results), "failed": failed}
+
+
+# ---- text ----------------------------------------------------------------------------------
+
+
+def _number(value, fmt: str, width: int) -> str:
+    return f"{'-' if value is None else format(value, fmt):>{width}}"
+
+
+def _verdict(value: bool | None) -> str:
+    return {True: "ok", False: "BELOW", None: ""}[value]
+
+
+def _heading(name: str) -> str:
+    family = FAMILIES.get(name)
+    if family is None:
+        return name
+    kernels = ", ".join(k.wrapper_name.replace("gpgpu_lessons.", "") for k in family.kernels)
+    target = family.target()
+    return f"{name}: {family.description} ({kernels})" + (f"; target {target}" if target else "")
+
+
+def table(bench: Bench) -> str:
+    """Every result, grouped by family, worst shape first; failures spelt out below each."""
+    timed = any(r.fast is not None for r in bench.results)
+    lines = []
+    for name, results in by_family(bench).items():
+        lines += ["", _heading(name)]
+        if timed:
+            lines.append(
+                f"  {'kernel':16} {'shape':20} {'why':28} {'MB moved':>8} {'ms':>9} "
+                f"{'GB/s':>7} {'x copy':>6} {'CuPy GB/s':>9} {'x CuPy':>6}  target"
+            )
+        else:
+            lines.append(f"  {'kernel':16} {'shape':20} {'why':28} check")
+        for r in results:
+            head = f"  {r.kernel:16} {shape_text(r.shape):20} {r.label:28}"
+            if not r.ok:
+                lines.append(f"{head} FAILED: {r.error or r.check}")
+            elif timed and r.fast is not None:
+                nbytes = r.fast.bytes_moved or 0
+                lines.append(
+                    f"{head} {nbytes / 1e6:8.1f} {r.fast.median_ms:9.4f} {r.fast.gbs:7.0f} "
+                    f"{_number(of_copy(bench, r), '.2f', 6)} "
+                    f"{_number(None if r.cupy is None else r.cupy.gbs, '.0f', 9)} "
+                    f"{_number(of_cupy(r), '.2f', 6)}  {_verdict(meets(bench, r))}"
+                )
+            else:
+                lines.append(f"{head} ok: {r.check}")
+    return "\n".join(lines[1:])
+
+
+def worst_table(bench: Bench) -> str:
+    """One line per family: its worst shape and how far it is from the target."""
+    lines = ["Worst shape of each family:"]
+    for name, r in worst(bench).items():
+        text = f"  {name:10} {shape_text(r.shape):20} {r.label:28}"
+        if not r.ok:
+            text += " FAILED"
+        elif r.fast is not None:
+            text += (
+                f" {_number(of_copy(bench, r), '.2f', 5)}x copy"
+                f" {_number(of_cupy(r), '.2f', 5)}x CuPy  {_verdict(meets(bench, r))}"
+            )
+        else:
+            text += " checked"
+        lines.append(text)
+    for name in bench.families:
+        if FAMILIES.get(name) is not None and FAMILIES[name].reduction and bench.ceiling:
+            if not any(r.cupy is not None for r in bench.results if r.family == name):
+                lines.append(f"  {name}: no crossover (CuPy was not available)")
+                continue
+            n = crossover(bench, name)
+            where = "never in the sweep" if n is None else f"from {shape_text((n,))} elements up"
+            target = FAMILIES[name].of_cupy or 1.0
+            lines.append(f"  {name}: at least {target:g}x CuPy's speed {where}")
+    return "\n".join(lines)
+
+
+def host_table(bench: Bench) -> str:
+    """The host cost of one call of each reduction's wrapper against a bare launch."""
+    if not bench.host_costs:
+        return ""
+    lines = [
+        f"Host cost per call (us; the issue's target: wrapper <= {TARGET_HOST_RATIO}x bare):",
+        f"  {'family':8} {'elements':>10} {'wrapper':>8} {'bare':>8} {'ratio':>6} "
+        f"{'launches':>8} {'CuPy':>8}",
+    ]
+    for c in bench.host_costs:
+        verdict = "ok" if c.ratio <= TARGET_HOST_RATIO else "BELOW"
+        lines.append(
+            f"  {c.family:8} {c.elements:>10,} {c.wrapper_us:8.1f} {c.bare_us:8.1f} "
+            f"{c.ratio:6.2f} {c.launches:>8} {_number(c.cupy_us, '.1f', 8)}  {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def _family_line(bench: Bench, name: str) -> str:
+    """A family's worst / median score in one run, for the comparison table."""
+    results = [r for r in bench.results if r.family == name]
+    if not results:
+        return "-"
+    if not all(r.ok for r in results):
+        return f"{sum(not r.ok for r in results)} failed"
+    family = FAMILIES.get(name)
+    if family is not None and family.of_copy is None:
+        results = [r for r in results if in_cupy_target(family, r)] or results
+    values = [v for v in (score(bench, r) for r in results) if v is not None]
+    if not values:
+        return "checked"
+    return f"{min(values):.2f} / {statistics.median(values):.2f}"
+
+
+def comparison(current: Bench | None, recorded: list[Bench]) -> str:
+    """This run beside the recorded GPUs: each family's worst / median score, sums' crossover."""
+    runs = ([("this run", current)] if current is not None else []) + [
+        (f"{b.gpu} ({b.date}, {b.sizes})", b) for b in recorded
+    ]
+    if not runs:
+        return "No recorded GPU runs to compare with (python -m gpgpu_tools.bench --record)."
+    names = list(dict.fromkeys(n for _, b in runs for n in b.families))
+    width = max(24, *(len(title) + 2 for title, _ in runs))
+    lines = [
+        "Comparison with the recorded GPUs: worst / median over the sweep of x copy "
+        "(sum, dot: x CuPy from 2^25 elements)",
+        f"  {'family':22}" + "".join(f"{title:>{width}}" for title, _ in runs),
+    ]
+    for name in names:
+        lines.append(f"  {name:22}" + "".join(f"{_family_line(b, name):>{width}}" for _, b in runs))
+        if FAMILIES.get(name) is not None and FAMILIES[name].reduction:
+            cells = []
+            for _, b in runs:
+                n = crossover(b, name)
+                cells.append("-" if n is None else shape_text((n,)))
+            lines.append(f"  {name + ' crossover':22}" + "".join(f"{c:>{width}}" for c in cells))
+            cells = []
+            for _, b in runs:
+                cost = next((c for c in b.host_costs if c.family == name), None)
+                cells.append("-" if cost is None else f"{cost.ratio:.2f}x bare")
+            lines.append(f"  {name + ' host cost':22}" + "".join(f"{c:>{width}}" for c in cells))
+    lines.append(
+        "  "
+        + " " * 22
+        + "".join(
+            f"{(f'copy {b.ceiling.gbs:,.0f} GB/s' if b.ceiling else 'untimed'):>{width}}"
+            for _, b in runs
+        )
+    )
+    return "\n".join(lines)
+
+
+# ---- the plot ------------------------------------------------------------------------------
+
+
+def plot(bench: Bench, path) -> None:
+    """Ratio to the copy per kernel and shape (worst labelled); the sums' GB/s beside CuPy's."""
+    from matplotlib.figure import Figure
+
+    timed = [r for r in bench.results if r.fast is not None and bench.ceiling is not None]
+    copies = [r for r in timed if FAMILIES.get(r.family) and FAMILIES[r.family].of_copy]
+    sums = [r for r in timed if FAMILIES.get(r.family) and FAMILIES[r.family].reduction]
+    panels = [p for p in (copies, sums) if p]
+    if not panels:
+        return
+    figure = Figure(figsize=(7 * len(panels), 5.5), layout="constrained")
+    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    if copies:
+        _draw_ratios(axes[0], bench, copies)
+    if sums:
+        _draw_sums(axes[-1], bench, sums)
+    figure.suptitle(f"gpgpu_lessons bench · {bench.gpu} · {bench.date} · {bench.sizes} sweep")
+    figure.savefig(path, dpi=110)
+
+
+def _draw_ratios(ax, bench: Bench, results: list[Result]) -> None:
+    kernels = list(dict.fromkeys(r.kernel for r in results))
+    for x, kernel in enumerate(kernels):
+        mine = [r for r in results if r.kernel == kernel]
+        values = [of_copy(bench, r) for r in mine]
+        ax.scatter([x] * len(values), values, s=22, alpha=0.7, color="tab:blue")
+        target = FAMILIES[mine[0].family].of_copy
+        ax.hlines(target, x - 0.3, x + 0.3, colors="tab:red", linestyles="dashed")
+        low = min(range(len(mine)), key=lambda k: values[k])
+        ax.annotate(
+            shape_text(mine[low].shape),
+            (x, values[low]),
+            textcoords="offset points",
+            xytext=(6, -4),
+            fontsize=7,
+        )
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(kernels)), kernels, rotation=30, ha="right")
+    ax.set_ylabel(f"x device copy ({bench.ceiling.gbs:,.0f} GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("every shape of the sweep (red: the issue's target)", loc="left", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _draw_sums(ax, bench: Bench, results: list[Result]) -> None:
+    for colour, name in zip(("tab:blue", "tab:green"), dict.fromkeys(r.family for r in results)):
+        mine = sorted((r for r in results if r.family == name), key=elements)
+        n = [elements(r) for r in mine]
+        ax.plot(n, [r.fast.gbs for r in mine], "o-", color=colour, label=f"{name} (fast)")
+        cupy = [(elements(r), r.cupy.gbs) for r in mine if r.cupy is not None]
+        if cupy:
+            ax.plot(*zip(*cupy), "s--", color=colour, alpha=0.6, label=f"{mine[0].cupy_name}")
+        crossing = crossover(bench, name)
+        if crossing is not None:
+            ax.axvline(crossing, color=colour, linestyle=":", alpha=0.7)
+    ax.axhline(bench.ceiling.gbs, color="grey", linewidth=0.8, label="device copy")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("elements (dotted: from here on as fast as CuPy or faster)")
+    ax.set_ylabel("GB/s, back-to-back calls from Python")
+    ax.set_title("sum and dot beside CuPy", loc="left", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)

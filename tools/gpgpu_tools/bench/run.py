@@ -1,0 +1,256 @@
+"""Run the sweep: check every kernel against NumPy, then time it beside the copy and CuPy.
+
+For each case of the sweep (shapes.py) and each kernel of its family (families.py): random
+inputs made on the device, the output poisoned, one checked run of the fast wrapper's Launch
+compared with NumPy (data.py says where), then on a GPU `timing.benchmark` of the same Launch
+and of CuPy's counterpart. Sums and dots also get the host cost of one call: the fast wrapper
+against a bare ``kernel[grid, block](...)`` of the same steps. In the simulator nothing is
+timed: the sweep is tiny and every kernel is checked on its edges.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import time
+import zlib
+from importlib import metadata
+
+import numpy as np
+from numba import cuda
+
+from gpgpu_lessons import runtime, timing
+
+from . import data, shapes
+from .families import FAMILIES, Family, Kernel
+from .progress import Progress
+from .record import Bench, HostCost, Result
+
+RTOL = 1e-5  # a float32 sum or dot of positive numbers, against the float64 one
+HOST_CHECK = 2**26  # reductions up to this length are checked on the host; beyond, with CuPy
+CHUNK = 2**24  # elements per float64 partial sum of a reference
+CALLS = 200  # calls per sample of a host cost (fewer than the launch queue holds)
+
+
+def cupy_module():
+    """CuPy, where it is installed and works with this GPU; None otherwise (or in the simulator)."""
+    if runtime.MODE != runtime.GPU:
+        return None
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # not installed, or built for another CUDA: the bench runs without it
+        return None
+    return cupy
+
+
+def software(cp) -> dict:
+    """Versions of what the numbers depend on."""
+    found = {name: metadata.version(name) for name in ("numba", "numba-cuda", "numpy")}
+    found["cupy"] = None if cp is None else cp.__version__
+    return found
+
+
+# ---- checks ------------------------------------------------------------------------------------
+
+
+def _first_wrong(have, want, where, wrong) -> str:
+    k = int(np.flatnonzero(wrong)[0])
+    index = tuple(int(axis[k]) for axis in where)
+    return f"first at {index if len(index) > 1 else index[0]}: {have[k]} instead of {want[k]}"
+
+
+def check_elementwise(kernel: Kernel, inputs, out, seed: int) -> tuple[bool, str]:
+    """Compare the output with the kernel's reference at data.positions (all of a small one)."""
+    host = [a.copy_to_host() for a in inputs]
+    got = out.copy_to_host()
+    where = data.positions(got.shape[:2], seed)
+    have, want = got[where], kernel.expected(host, where)
+    if kernel.tolerance is None:
+        wrong = have != want
+    else:
+        wrong = ~(np.abs(have.astype(np.float64) - want) <= kernel.tolerance(host))
+    wrong = wrong.reshape(len(where[0]), -1).any(axis=1)
+    checked = len(where[0]) * (got.size // max(1, int(np.prod(got.shape[:2]))))
+    text = data.described(min(checked, got.size), got.size)
+    if wrong.any():
+        first = _first_wrong(have, want, where, wrong)
+        return False, f"{int(wrong.sum()):,} wrong of {text}; {first}"
+    return True, text
+
+
+def float64_total(arrays, xp=np) -> float:
+    """The sum (one array) or dot (two) in float64, CHUNK elements at a time (NumPy or CuPy)."""
+    total = 0.0
+    for start in range(0, arrays[0].size, CHUNK):
+        parts = [a[start : start + CHUNK].astype(xp.float64) for a in arrays]
+        total += float((parts[0] if len(parts) == 1 else parts[0] * parts[1]).sum())
+    return total
+
+
+def check_reduction(inputs, out, cp) -> tuple[bool, str]:
+    """Compare a float32 sum or dot with the float64 one (NumPy; CuPy for long vectors)."""
+    got = float(out.copy_to_host()[0])
+    n = inputs[0].size
+    if n <= HOST_CHECK or cp is None:
+        want, how = float64_total([a.copy_to_host() for a in inputs]), "NumPy"
+    else:
+        want, how = float64_total([cp.asarray(a) for a in inputs], cp), "CuPy"
+    ok = abs(got - want) <= RTOL * abs(want)  # positive inputs: |total| bounds the error
+    relation = "within" if ok else "NOT within"
+    return ok, f"{got:.9g} {relation} {RTOL:g} of {how}'s float64 {want:.9g} ({n:,} elements)"
+
+
+# ---- timing ------------------------------------------------------------------------------------
+
+
+def host_cost(family: Family, kernel: Kernel, inputs, out, cp) -> HostCost:
+    """Host time per call of the fast wrapper, of a bare launch of its steps, and of CuPy."""
+    steps = kernel.prepare(inputs, out).steps
+
+    def bare():
+        for step in steps:
+            step.kernel[step.grid, step.block](*step.args)
+
+    def wrapper():
+        kernel.wrapper(*inputs, out=out, **kernel.options)
+
+    counterpart = None if cp is None else kernel.cupy(cp, *(cp.asarray(a) for a in inputs))
+    return HostCost(
+        family.name,
+        int(inputs[0].size),
+        timing.per_call_us(wrapper, calls=CALLS),
+        timing.per_call_us(bare, calls=CALLS),
+        None if counterpart is None else timing.per_call_us(counterpart, calls=CALLS),
+        len(steps),
+    )
+
+
+def _error(problem: Exception) -> str:
+    return f"{type(problem).__name__}: {problem}".splitlines()[0][:300]
+
+
+def run_case(family: Family, case: shapes.Case, cp, progress: Progress) -> list[Result]:
+    """Check (and on a GPU time) every kernel of a family on one shape."""
+    seed = zlib.crc32(f"{case.family} {case.shape}".encode())
+    out_shape, out_dtype = family.output(case.shape)
+    nbytes = family.bytes_moved(case.shape)
+    found, made = [], None
+    try:
+        inputs = family.make(case.shape, seed)
+        out = cuda.device_array(out_shape, dtype=out_dtype)
+    except Exception as problem:  # out of memory, say: every kernel of the case reports it
+        inputs = out = None
+        made = _error(problem)
+    for kernel in family.kernels:
+        progress.step(f"{kernel.name} {case.shape_text}")
+        result = Result(
+            family.name,
+            kernel.name,
+            kernel.wrapper_name,
+            case.shape,
+            np.dtype(family.dtype).name,
+            case.label,
+            False,
+            "not run",
+            cupy_name=kernel.cupy_name,
+        )
+        found.append(result)
+        if inputs is None:
+            result.error = made
+            continue
+        try:
+            prepared = kernel.prepare(inputs, out)
+            data.poison(out)
+            prepared()
+            if family.reduction:
+                result.ok, result.check = check_reduction(inputs, out, cp)
+            else:
+                result.ok, result.check = check_elementwise(kernel, inputs, out, seed)
+            if runtime.MODE == runtime.GPU:
+                result.fast = timing.benchmark(prepared, name=kernel.name, bytes_moved=nbytes)
+        except Exception as problem:
+            result.ok, result.error = False, _error(problem)
+            continue
+        if cp is not None:
+            try:
+                counterpart = kernel.cupy(cp, *(cp.asarray(a) for a in inputs))
+                if counterpart is not None:
+                    result.cupy = timing.benchmark(
+                        counterpart, name=kernel.cupy_name, bytes_moved=nbytes
+                    )
+            except Exception as problem:  # CuPy's failure is not the kernel's
+                progress.note(f"  CuPy failed on {case.shape_text}: {_error(problem)}")
+            finally:
+                cp.get_default_memory_pool().free_all_blocks()
+    return found
+
+
+def sweep_sizes(sizes: str) -> str:
+    """The sweep this machine runs: `sizes` on a GPU, always 'tiny' in the simulator."""
+    return "tiny" if runtime.is_simulator() else sizes
+
+
+def plan(names, sizes: str) -> list[tuple[Family, shapes.Case]]:
+    """Every (family, case) the run covers, in order."""
+    info = runtime.device_info()
+    free = None
+    if runtime.MODE == runtime.GPU:
+        free = cuda.current_context().get_memory_info()[0]
+        free = int(free) if math.isfinite(free) else None  # the simulator's is infinite
+    return [
+        (FAMILIES[name], case)
+        for name in names
+        for case in shapes.sweep(FAMILIES[name], sizes, l2_bytes=info.l2_bytes, free_bytes=free)
+    ]
+
+
+def run(names, sizes: str = "full", *, stream=None) -> Bench:
+    """Run the bench over the families `names` and return its results; prints only progress."""
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
+    started = time.perf_counter()
+    sizes = sweep_sizes(sizes)
+    gpu = runtime.MODE == runtime.GPU
+    cp = cupy_module()
+    cases = plan(names, sizes)
+    costs = [name for name in names if FAMILIES[name].reduction] if gpu else []
+    steps = sum(len(family.kernels) for family, _ in cases) + len(costs) + gpu
+    progress = Progress(steps, stream)
+    info = runtime.device_info()
+    scale = shapes.L2_FACTOR.get(sizes)
+    progress.note(
+        f"The {sizes} sweep on {info.name}: {len(cases)} shapes of {', '.join(names)}"
+        + (f"; images, matrices and copies hold >= {scale}x the L2 cache" if scale else "")
+    )
+    ceiling = None
+    if gpu:
+        progress.step("device-to-device copy (the ceiling)")
+        ceiling = timing.copy_ceiling()
+    found = []
+    for family, case in cases:
+        found += run_case(family, case, cp, progress)
+    host_costs = []
+    for name in costs:
+        family = FAMILIES[name]
+        progress.step(f"host cost of {name}")
+        smallest = min((case for f, case in cases if f is family), key=lambda c: c.elements)
+        inputs = family.make(smallest.shape, 1)
+        out = cuda.device_array(*family.output(smallest.shape))
+        for kernel in family.kernels:
+            host_costs.append(host_cost(family, kernel, inputs, out, cp))
+    progress.done()
+    return Bench(
+        gpu=info.name,
+        date=datetime.date.today().isoformat(),
+        sizes=sizes,
+        families=list(names),
+        seconds=round(time.perf_counter() - started, 1),
+        device=info.as_dict(),
+        software=software(cp),
+        ceiling=ceiling,
+        results=found,
+        host_costs=host_costs,
+    )
