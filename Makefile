@@ -39,7 +39,7 @@ lab: $(STAMP)
 
 # Whole files to each core's pytest worker, the slowest first (SLOWEST_FIRST in tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
+	GPGPU_LESSONS_REQUIRE_PTX=$(if $(CUDA),1,0) $(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 # Not part of CI: needs the network, judges new releases (see README: "Dependency canary").
 canary: $(STAMP)

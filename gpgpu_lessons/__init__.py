@@ -12,8 +12,6 @@ if runtime.MODE == runtime.SIMULATOR:
     from . import simwarp
 
     simwarp.install()  # warp intrinsics (shfl_*_sync, ballot_sync, ...) for the simulator
-else:
-    from . import shapes  # noqa: F401  shared and local arrays may be shaped (TILE, TILE + 1)
 
 if os.environ.get("GPGPU_LESSONS_QUIET", "") != "1":
     print(runtime.mode_line())

@@ -1,6 +1,8 @@
 """A shared fixture (seeded random data, never zeros) and the order in which pytest-xdist hands
 out the files."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -37,6 +39,19 @@ def pytest_collection_modifyitems(items):
     """The files of SLOWEST_FIRST first, in its order; each file's tests keep their order."""
     rank = {path: n for n, path in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
+@pytest.fixture(scope="session")
+def cuda_compiler():
+    """Skip a test that compiles for a real GPU where the CUDA compiler is missing (a student's
+    install), but fail where `make test CUDA=cu12` installed it (GPGPU_LESSONS_REQUIRE_PTX=1)."""
+    from gpgpu_tools import ptx
+
+    reason = ptx.missing_compiler()
+    if reason and os.environ.get("GPGPU_LESSONS_REQUIRE_PTX") == "1":
+        pytest.fail(f"{reason}; make test CUDA=cu12 installs it")
+    if reason:
+        pytest.skip(reason)
 
 
 @pytest.fixture

@@ -47,6 +47,8 @@ TILE = 64  # a block moves a 64 x 64 tile ...
 ROWS = 16  # ... with (TILE / VEC) x ROWS = 32 x 16 threads ...
 VEC = 2  # ... each moving 2 neighbours (8 bytes of float32) per access
 PAD = 1  # one column of padding, as in textbook.transpose_padded
+PADDED = TILE + PAD  # a tile row with its padding
+RUNS = TILE // ROWS  # tile rows each thread moves
 WIDE_BLOCK = (TILE // VEC, ROWS)
 # Where wide accesses do not apply (odd sides, unaligned arrays): one element per access on a
 # 64 x 65 tile with 64 x 8 threads (8 loads in flight each), measured on an H200 at 0.83-0.86x
@@ -109,8 +111,8 @@ def store_runs(out, held, y, x):
 @cuda.jit
 def transpose_wide(a, out, group):
     """The padded transpose with wide accesses, every load in flight, and a chosen block order."""
-    tile = cuda.shared.array((TILE, TILE + PAD), a.dtype)
-    held = cuda.local.array((TILE // ROWS, VEC), a.dtype)  # registers
+    tile = cuda.shared.array((TILE, PADDED), a.dtype)
+    held = cuda.local.array((RUNS, VEC), a.dtype)  # registers
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     row, col = tile_of_block_gpu(
@@ -130,7 +132,7 @@ def transpose_wide(a, out, group):
 @cuda.jit
 def copy_wide(a, out, group):
     """The ceiling of transpose_wide: the copy with the same tiling, accesses and block order."""
-    held = cuda.local.array((TILE // ROWS, VEC), a.dtype)  # registers
+    held = cuda.local.array((RUNS, VEC), a.dtype)  # registers
     h, w = a.shape
     row, col = tile_of_block_gpu(
         cuda.blockIdx.x, (h + TILE - 1) // TILE, (w + TILE - 1) // TILE, group
@@ -235,6 +237,8 @@ def kernel_for(tile: int, rows: int, vec: int, pad: int = PAD, transpose: bool =
         ROWS=rows,
         VEC=vec,
         PAD=pad,
+        PADDED=tile + pad,
+        RUNS=tile // rows,
     )
 
 

@@ -17,7 +17,9 @@ from .. import launch
 
 TILE = 32  # a block moves a TILE x TILE tile ...
 ROWS = 8  # ... with TILE x ROWS threads: each thread moves TILE / ROWS elements
+PADDED = TILE + 1  # a tile row with one column of padding
 SEED_TILE = 16  # seed 000: 16 x 16 threads, one element each
+SEED_PADDED = SEED_TILE + 1
 DTYPES = (np.float32,)
 
 
@@ -63,7 +65,7 @@ def transpose_tiled(a, out):
 @cuda.jit
 def transpose_padded(a, out):
     """The tiled transpose with one column of padding: a tile column spreads over all 32 banks."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -105,7 +107,7 @@ def transpose_tiled_16(a, out):
 @cuda.jit
 def transpose_padded_16(a, out):
     """Seed 000's shared-memory kernel on a 16 x 17 tile (its "low conflict" case)."""
-    tile = cuda.shared.array((SEED_TILE, SEED_TILE + 1), float32)
+    tile = cuda.shared.array((SEED_TILE, SEED_PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * SEED_TILE + tx, cuda.blockIdx.y * SEED_TILE + ty

@@ -523,7 +523,7 @@ PTX_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_ptx_shows_where_each_kernel_keeps_its_filter():
+def test_ptx_shows_where_each_kernel_keeps_its_filter(cuda_compiler):
     """Compile-only (no GPU): constant kernels keep a .const array or fold the taps into fmas."""
     env = {**os.environ, "GPGPU_LESSONS_COMPILE_ONLY": "1", "GPGPU_LESSONS_QUIET": "1"}
     env.pop("NUMBA_ENABLE_CUDASIM", None)

@@ -8,9 +8,10 @@ claims checked on each. GPGPU_LESSONS_PTX_EVERY_ARCH=1 compiles every kernel for
 1.5 times the CPU: Numba lowers each kernel once, NVVM and ptxas run once per architecture).
 
 The compilation runs in a compile-only subprocess (this process runs the simulator). It needs
-NVVM from the CUDA compiler wheels (pip install -e ".[cu12]"): without them these tests skip,
-except in CI (CI=true), where they fail: .ci/run installs the wheels. The loop itself is proven
-on test-only kernels (tests/ptx_samples): the clean ones must compile with known PTX, the broken
+the CUDA compiler wheels (pip install -e ".[cu12]"): without them these tests skip (the
+`cuda_compiler` fixture of tests/conftest.py), except under `make test CUDA=cu12`, which installs
+them and makes a missing compiler a failure. The loop itself is proven on test-only kernels
+(tests/tools/ptx_samples): the clean ones must compile with known PTX, the broken
 ones must fail, each failure naming its kernel.
 """
 
@@ -102,26 +103,15 @@ LESSON_CLAIMS = [
 CLAIMED = sorted({f"{LESSONS}{module}.{kernel}" for module, kernel, _, _ in LESSON_CLAIMS})
 
 
-def needs_compiler():
-    """Skip without NVVM, but fail in CI, which must run these tests."""
-    reason = ptx.missing_compiler()
-    if reason and os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI installs it (.ci/run)")
-    if reason:
-        pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
-def package_report():
-    needs_compiler()
+def package_report(cuda_compiler):
     report = ptx.run(archs=PACKAGE_ARCHS, every_arch_for=CLAIMED)
     print(report["output"].strip().splitlines()[-1])  # the summary: counts and times
     return report
 
 
 @pytest.fixture(scope="module")
-def samples_report():
-    needs_compiler()
+def samples_report(cuda_compiler):
     return ptx.run(SAMPLES, pythonpath=[TESTS])
 
 
@@ -275,9 +265,8 @@ def test_broken_kernels_fail_each_naming_itself(samples_report, kernel, reason):
     assert len(failures) == 1 and reason in failures[0], ptx.failures(samples_report)
 
 
-def test_numpy_2_5_breaking_numba_cuda_fails_naming_every_kernel():
+def test_numpy_2_5_breaking_numba_cuda_fails_naming_every_kernel(cuda_compiler):
     """NumPy 2.5 removed np.row_stack, which numba-cuda 0.30 registers at its first compilation."""
-    needs_compiler()
     remove_row_stack = (
         "import sys, runpy, numpy; del numpy.row_stack; sys.argv[0] = 'ptx'; "
         "runpy.run_module('gpgpu_tools.ptx', run_name='__main__')"

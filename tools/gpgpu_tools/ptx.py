@@ -23,6 +23,7 @@ NVVM and ptxas come with the CUDA compiler wheels: pip install -e ".[cu12]".
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import json
@@ -147,18 +148,32 @@ class CompileError(RuntimeError):
     """NVVM or ptxas rejected a kernel."""
 
 
-def missing_compiler() -> str | None:
-    """Why kernels cannot be compiled to PTX here (no NVVM), or None when they can."""
-    try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
+SMOKE_TEST = """
+from numba import cuda
+def smoke(a):
+    a[0] = 1.0
+cuda.compile_ptx(smoke, "void(float32[::1])", cc=(7, 5))
+"""
 
-        load_nvidia_dynamic_lib("nvvm")
-    except Exception as error:
-        return (
-            f"NVVM, the CUDA compiler library, is not installed ({type(error).__name__}): "
-            'pip install -e ".[cu12]" installs it (no GPU needed)'
-        )
-    return None
+
+@functools.cache
+def missing_compiler() -> str | None:
+    """Why kernels cannot be compiled to PTX here, or None when they can.
+
+    Compiles a one-line kernel with stock Numba in a fresh process (this one may already be
+    committed to the simulator): any missing piece (NVVM, NVRTC, the CUDA headers) shows up.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run(
+        [sys.executable, "-c", SMOKE_TEST], capture_output=True, text=True, env=env, check=False
+    )
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["no error message"])[-1]
+    return (
+        f"the CUDA compiler does not work here ({last[:200]}): "
+        'pip install -e ".[cu12]" installs it (no GPU needed)'
+    )
 
 
 def find_ptxas() -> str | None:
