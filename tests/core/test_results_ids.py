@@ -1,4 +1,4 @@
-"""Recorded variants are keyed by stable ids; a record lacking an id a figure asks for is refused."""
+"""Recorded variants are keyed by stable ids; a record lacking an asked-for id is refused."""
 
 import json
 
