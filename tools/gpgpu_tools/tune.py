@@ -1,6 +1,7 @@
 """Re-tune the fast kernels on a GPU: `python -m gpgpu_tools.tune FAMILY|--all [--quick]`.
 
-Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a tuple of them)::
+Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a tuple of them,
+or further dicts named `<WHAT>_TUNING`)::
 
     TUNING = {"family": "transpose",                 # the name given on the command line
               "space": {"tile": [32, 64], ...},      # each parameter and the values to try
@@ -43,8 +44,11 @@ def families() -> dict[str, dict]:
     for info in pkgutil.walk_packages(gpgpu_lessons.__path__, "gpgpu_lessons."):
         if not info.name.split(".")[1].startswith("l0") or not info.name.endswith("fast"):
             continue
-        tunings = getattr(importlib.import_module(info.name), "TUNING", ())
-        for tuning in (tunings,) if isinstance(tunings, dict) else tunings:  # one or several
+        module = importlib.import_module(info.name)
+        tunings = getattr(module, "TUNING", ())
+        tunings = [tunings] if isinstance(tunings, dict) else list(tunings)  # one or several
+        tunings += [v for k, v in vars(module).items() if k.endswith("_TUNING")]
+        for tuning in tunings:
             found[tuning["family"]] = {**tuning, "module": info.name}
     return found
 
