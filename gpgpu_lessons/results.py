@@ -3,7 +3,7 @@
 File format (``gpgpu_lessons/recorded/<gpu-name-slug>.json``)::
 
     {
-      "format": 1,
+      "format": 2,
       "gpu": "NVIDIA H200",               # device name as the driver reports it
       "date": "2026-11-22",               # day of the run that wrote the file
       "device": {...},                    # runtime.DeviceInfo.as_dict()
@@ -17,6 +17,13 @@ The experiment data is what ``plotting`` draws: ``{"kind": "variants", "timings"
 "ceiling": ...}`` or ``{"kind": "sweep", "x": [...], "xlabel": ..., "series": {...}, ...}``,
 with every timing stored as ``timing.Timing.as_dict()``; or any other measured table,
 ``{"kind": "table", "columns": [...], "rows": [[...], ...]}`` (profiler counters, for instance).
+
+Each variant is keyed by a stable id, its label ("name") being display data only: a variants
+timing carries ``"id"``, a sweep maps each series label to its id in ``"ids"``. The id is the one
+the figure gave (``identified(timing, "copy-16b")``, or ``"id"`` in a stored timing), else the
+label's slug, frozen in the record when it is written. A figure that asks for an id its record
+lacks (a label renamed without keeping its id) is refused with an error naming both, instead of
+drawing nothing. Format 1 files (no ids) are read with their labels' slugs as ids.
 
 Recording is off unless the environment variable GPGPU_LESSONS_RECORD names a folder and the
 lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_tools.gpurun``).
@@ -35,7 +42,8 @@ from pathlib import Path
 from . import runtime
 from .timing import Timing
 
-FORMAT = 1
+FORMAT = 2
+READABLE = (1, 2)  # format 1: the same without ids (the labels' slugs stand in)
 RECORDED_DIR = Path(__file__).with_name("recorded")
 RECORD_ENV = "GPGPU_LESSONS_RECORD"
 _KEY = re.compile(r"^[0-9]{2}_[a-z0-9_]+/[a-z0-9_]+$")
@@ -69,6 +77,49 @@ def slug(gpu_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
 
 
+def identified(timing: Timing, id: str) -> Timing:
+    """A copy of `timing` that records under `id` whatever its label (to rename a label safely)."""
+    return Timing(
+        timing.name, timing.samples_ms, timing.bytes_moved, timing.clock, {**timing.extra, "id": id}
+    )
+
+
+def _with_id(stored: dict) -> dict:
+    """A stored timing with its id at the top: the given one, else its label's slug."""
+    if isinstance(stored, Timing):
+        stored = stored.as_dict()
+    extra = dict(stored.get("extra") or {})
+    given = stored.get("id") or extra.pop("id", None)
+    rest = {k: v for k, v in stored.items() if k != "id"}
+    return {"id": given or slug(stored["name"]), **rest, "extra": extra}
+
+
+def with_ids(data: dict) -> dict:
+    """Experiment data with every variant's id filled in (variants: per timing; sweeps: "ids")."""
+    if data.get("kind") == "variants":
+        data = {**data, "timings": [_with_id(t) for t in data.get("timings", [])]}
+    elif data.get("kind") == "sweep":
+        given = data.get("ids") or {}
+        data = {**data, "ids": {name: given.get(name) or slug(name) for name in data["series"]}}
+    found = ids(data)
+    twice = sorted({i for i in found if found.count(i) > 1})
+    if twice:
+        raise ValueError(
+            f"two variants share the id(s) {twice}; give each its own label or id "
+            "(results.identified(timing, id))"
+        )
+    return data
+
+
+def ids(data: dict) -> list[str]:
+    """The ids of an experiment's variants (variants) or series (sweep), in order; [] for tables."""
+    if data.get("kind") == "variants":
+        return [t["id"] for t in data.get("timings", [])]
+    if data.get("kind") == "sweep":
+        return list(data["ids"].values())
+    return []
+
+
 def record(key: str, data: dict) -> Path | None:
     """Add one experiment to this GPU's results file, if recording is on; return the file."""
     check_key(key)
@@ -76,6 +127,7 @@ def record(key: str, data: dict) -> Path | None:
         raise ValueError(
             f"experiment data needs 'kind' set to one of {KINDS}, got {data.get('kind')!r}"
         )
+    data = with_ids(data)
     folder = os.environ.get(RECORD_ENV)
     if not folder or runtime.MODE != runtime.GPU:
         return None
@@ -86,6 +138,7 @@ def record(key: str, data: dict) -> Path | None:
         if path.exists()
         else {"format": FORMAT, "gpu": info.name, "device": info.as_dict(), "experiments": {}}
     )
+    content["format"] = FORMAT
     content["date"] = datetime.date.today().isoformat()
     content["software"] = {
         name: metadata.version(name) for name in ("numba", "numba-cuda", "numpy")
@@ -115,14 +168,15 @@ def recorded(key: str, folder: Path | None = None) -> list[Recorded]:
     for directory in folders:
         for path in sorted(directory.glob("*.json")):
             content = json.loads(path.read_text())
-            if content.get("format") != FORMAT:
+            if content.get("format") not in READABLE:
                 raise ValueError(
                     f"{path} has format {content.get('format')!r}; "
-                    f"this package reads format {FORMAT}"
+                    f"this package reads formats {READABLE}"
                 )
             if key in content["experiments"] and content["gpu"] not in seen:
                 seen.add(content["gpu"])
-                found.append(Recorded(content["gpu"], content["date"], content["experiments"][key]))
+                data = with_ids(content["experiments"][key])
+                found.append(Recorded(content["gpu"], content["date"], data))
     return found
 
 
@@ -153,6 +207,10 @@ class Shown:
         stored = self.data["timings"] if series is None else self.data["series"][series]
         return [t if isinstance(t, Timing) else Timing.from_dict(t) for t in stored]
 
+    def by_id(self) -> dict[str, Timing]:
+        """{id: Timing} of a variants experiment: look variants up by id, never by label."""
+        return dict(zip(ids(self.data), self.timings()))
+
 
 SIMULATOR_LABEL = "simulator: host times of a Python emulation, not GPU performance"
 
@@ -162,34 +220,39 @@ def experiment(key: str | None, data: dict) -> Shown:
 
     The one place that chooses "this machine's run or the recorded one": on a GPU, this run's
     data; in the simulator, the first recorded GPU run of `key` when there is one (its own title
-    and sizes travel with it), else this run's data labelled as the simulator's.
+    and sizes travel with it), else this run's data labelled as the simulator's. A recorded run
+    that lacks a variant this figure asks for (by id) is refused: see `check_ids`.
     """
+    data = with_ids(data) if data.get("kind") in KINDS else data
     if key is not None:
         record(key, data)
         if runtime.MODE == runtime.SIMULATOR:
             shipped = recorded(key)
             if shipped:
+                check_ids(key, data, shipped[0])
                 return Shown(shipped[0].data, shipped[0].label, live=False)
     info = runtime.device_info()
     return Shown(data, SIMULATOR_LABEL if info.simulator else info.name, live=True)
 
 
-def gpu_timings(key: str, live):
-    """(label, timings) of GPU numbers: this run's on a GPU, the shipped ones in the simulator.
+def check_ids(key: str, asked: dict, shipped: Recorded) -> None:
+    """Refuse a record that lacks a variant (id) the figure asks for, or holds another kind.
 
-    `live` is what the lesson just measured (a list of Timing, or {series name: [Timing]}); in the
-    simulator the first shipped GPU result for `key` comes back in the same shape, or (None, None).
+    The record may hold more (a CuPy variant this machine cannot run); it may not hold less, or
+    the figure would silently draw nothing for the missing variants.
     """
-    if runtime.MODE == runtime.GPU:
-        return runtime.device_info().name, live
-    shipped = recorded(key)
-    if not shipped:
-        return None, None
-    data = shipped[0].data
-    if data["kind"] == "variants":
-        return shipped[0].label, [Timing.from_dict(t) for t in data["timings"]]
-    if data["kind"] == "sweep":
-        return shipped[0].label, {
-            name: [Timing.from_dict(t) for t in ts] for name, ts in data["series"].items()
-        }
-    raise ValueError(f"{key} holds a {data['kind']!r}, not timings")
+    kind = shipped.data.get("kind")
+    if kind != asked.get("kind"):
+        raise ValueError(
+            f"{key}: the figure draws a {asked.get('kind')!r}, {shipped.label} holds a {kind!r}; "
+            "record the experiment again on a GPU (python -m gpgpu_tools.gpurun)"
+        )
+    have = ids(shipped.data)
+    missing = [i for i in ids(asked) if i not in have]
+    if missing:
+        raise ValueError(
+            f"{key}: {shipped.label} has no variant with id {', '.join(map(repr, missing))} "
+            f"(it holds {', '.join(map(repr, have))}); a label renamed? keep its recorded id "
+            "with results.identified(timing, id), or record the experiment again on a GPU "
+            "(python -m gpgpu_tools.gpurun)"
+        )

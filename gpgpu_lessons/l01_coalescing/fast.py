@@ -15,13 +15,11 @@ One trick per kernel:
 `copy` copies any element count: the wide kernel moves the bulk, the textbook copy the few
 elements left at the end (fewer than one wide element).
 
-How the constants were chosen: on an NVIDIA H200, 2 x 1 GiB float32 (the 2026-11-22 run,
-gpgpu_lessons/recorded/nvidia-h200.json, experiments 01_coalescing/copy_variants and
-dot_variants). Copy: 16-byte elements, one per thread, exact grid, 4258 GB/s = 1.00x CuPy's copy
-(8 B: 3887, 4 B: 2709; 2 x 8 B and 4 x 4 B per thread: 4258 and 4246; 4 x 16 B: 4054;
-grid-stride, 16 B: 3967). Dot: 256 threads, 4 loads in flight, 4 waves: 3464 GB/s = 2.46x
-cupy.dot. `python -m gpgpu_tools.tune copy` (or `dot`) re-times COPY_TUNING's (DOT_TUNING's)
-space on a GPU; `TUNING` lists both for the tool.
+How the constants were chosen: by `python -m gpgpu_tools.tune copy` and `... tune dot` on a GPU
+(COPY_TUNING's and DOT_TUNING's spaces; `TUNING` lists both for the tool), recorded in
+gpgpu_lessons/recorded/tuning/copy-<gpu>.json and dot-<gpu>.json. The lesson's own run compares
+the chosen kernels with the device copy and cupy.dot (experiments 01_coalescing/copy_variants
+and dot_variants of gpgpu_lessons/recorded/<gpu>.json; docs/results.md shows them).
 """
 
 from __future__ import annotations
@@ -39,8 +37,8 @@ from . import textbook
 
 BLOCK = 256  # threads per copy block (chosen: COPY_TUNING)
 ELEMENT_BYTES = 16  # bytes per wide element of the default copy (chosen: COPY_TUNING)
-UNROLL = 4  # wide elements per thread of copy_unrolled
-WAVES = 4  # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once
+UNROLL = 4  # wide elements per thread of copy_unrolled (a variant the lesson shows, not tuned)
+WAVES = 4  # copy_grid_stride's grid: WAVES x the blocks the GPU holds at once (not tuned)
 DOT_BLOCK = 256  # threads per block of the dot (chosen: DOT_TUNING)
 DOT_UNROLL = 4  # element pairs loaded before they are added (chosen: DOT_TUNING)
 DOT_WAVES = 4  # the dot's grid, in rounds of resident blocks (chosen: DOT_TUNING)

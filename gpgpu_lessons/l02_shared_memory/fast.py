@@ -17,10 +17,12 @@ small load in flight: far from what the memory system can deliver. The tricks, o
 8. one pixel per row: an N x 1 image's vertical flip mirrors the pixels of ONE row (1 x N), and
    its horizontal flip is a copy (the vertical flip of one row).
 
-The shifts and edges cost instructions and registers: on an H200 these general kernels ran at
-0.6-0.7x the copy. Where every row is whole aligned words (the lessons' images), `flip_words`
-takes the bulk path of `whole_rows` instead: no shifts, no edges, 16-byte words for the vertical
-flip, 0.97-0.98x the copy.
+The shifts and edges cost instructions and registers: these general kernels run below the copy
+(the bench's awkward shapes: `python -m gpgpu_tools.bench --record`, recorded in
+gpgpu_lessons/recorded/bench/<gpu>.json). Where every row is whole aligned words (the lessons'
+images), `flip_words` takes the bulk path of `whole_rows` instead: no shifts, no edges, 16-byte
+words for the vertical flip (experiment 02_shared_memory/image_basics of
+gpgpu_lessons/recorded/<gpu>.json; docs/results.md shows both records).
 """
 
 from __future__ import annotations
@@ -42,11 +44,9 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 
 # The general flips' launch: words of VERTICAL_WORD_BYTES or HORIZONTAL_WORD_BYTES[channels],
 # FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
-# than the block's run share it). Chosen on an H200 from scratch/flips_variants' sweep of 4- and
-# 8-byte words, 2-8 words per thread and 128-256 threads over 19 shapes (odd, prime, thin, 1 x N,
-# N x 1, RGB, unaligned views): 8-byte words, 2 per thread, 128 threads was the best or within
-# 0.03 of it on every shape (RGB mirrors 0.79-0.87x the copy, 4-byte RGB words 0.55x). A word
-# may be shifted into place, so it is at most 8 bytes, the widest integer.
+# than the block's run share it). Chosen by `python -m gpgpu_tools.tune flips` (TUNING below),
+# recorded in gpgpu_lessons/recorded/tuning/flips-<gpu>.json. A word may be shifted into place,
+# so it is at most 8 bytes, the widest integer.
 VERTICAL_WORD_BYTES = 8
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 8}
 FLIP_PER_THREAD = 2

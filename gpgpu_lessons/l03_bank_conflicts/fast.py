@@ -40,9 +40,9 @@ from ..specialise import python_function, specialise
 FOUR_BYTE = (np.float32, np.int32, np.uint32)
 EIGHT_BYTE = (np.float64, np.int64, np.uint64, np.complex64)
 DTYPES = FOUR_BYTE + EIGHT_BYTE
-# The tuned kernel, measured on an H200 at 8192 x 8192 float32: 0.95 x the copy with the same
-# tiling and 1.04 x cudaMemcpy's bandwidth in the recorded run. The script that picked it is
-# lost; TUNING below is the space to re-tune over (python -m gpgpu_tools.tune wide_transpose).
+# The tuned kernel: chosen by `python -m gpgpu_tools.tune wide_transpose` (TUNING below), recorded
+# in gpgpu_lessons/recorded/tuning/wide_transpose-<gpu>.json; the lesson's run compares it with
+# the copy (experiment 03_bank_conflicts/fast_8192 of gpgpu_lessons/recorded/<gpu>.json).
 TILE = 64  # a block moves a 64 x 64 tile ...
 ROWS = 16  # ... with (TILE / VEC) x ROWS = 32 x 16 threads ...
 VEC = 2  # ... each moving 2 neighbours (8 bytes of float32) per access
@@ -51,13 +51,15 @@ PADDED = TILE + PAD  # a tile row with its padding
 RUNS = TILE // ROWS  # tile rows each thread moves
 WIDE_BLOCK = (TILE // VEC, ROWS)
 # Where wide accesses do not apply (odd sides, unaligned arrays): one element per access on a
-# 64 x 65 tile with 64 x 8 threads (8 loads in flight each), measured on an H200 at 0.83-0.86x
-# the copy on odd, prime and 777 x N shapes, where Harris's 32 x 8 threads on 32 x 33 made
-# 0.63-0.66x. 8-byte elements keep Harris's tile.
+# 64 x 65 tile with 64 x 8 threads (8 loads in flight each), faster there than Harris's 32 x 8
+# threads on 32 x 33. 8-byte elements keep Harris's tile. The bench records this choice on odd,
+# prime and 777 x N shapes (`python -m gpgpu_tools.bench --record`, in
+# gpgpu_lessons/recorded/bench/<gpu>.json); the alternatives' times are not recorded.
 ODD_BLOCK, PLAIN_BLOCK, PLAIN_VEC = (64, 8), (32, 8), 1
 # Blocks walk down whole tile columns when the blocks resident at once cover one: the output's
-# rows are then written whole (H200, 8193 x 8191: 0.85x the copy, against 0.69x row by row).
-# Taller matrices take groups of TALL_GROUP tile rows (80973 x 777: 0.75x; whole columns 0.71x).
+# rows are then written whole (faster than row by row: the lesson's run times both, experiment
+# 03_bank_conflicts/fast_8192). Taller matrices take groups of TALL_GROUP tile rows (faster than
+# whole columns there; the bench records the choice on N x 777, the alternative is not recorded).
 TALL_GROUP = 4
 # Matrices with fewer than FEW rows (or columns) waste most of a 64 x 64 tile: the thin
 # kernels move THIN_THREADS x THIN_ITEMS elements per block, whole columns (or rows) at a time.

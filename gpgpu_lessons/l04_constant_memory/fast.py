@@ -1,4 +1,4 @@
-"""Lesson 04, reaching the ceiling: the tiled filter tuned to about 0.91x the device copy (H200).
+"""Lesson 04, reaching the ceiling: the tiled filter tuned to near the device copy's speed.
 
 The kernels below are written for one filter and one tile shape, named by module constants:
 GAUSSIAN_5, and the Tile TILE. Five tricks, each explained where it is used:
@@ -21,8 +21,10 @@ function's globals at compile time, so each copy is a kernel of its own, with it
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
 pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (4 or 8 columns
-wide) where TILE would compute more than twice the image. Each choice names the H200 figure it
-rests on (ratio to the same run's device copy, images of 4x the L2: scratch/filter_variants.py).
+wide) where TILE would compute more than twice the image. TILE is chosen by
+`python -m gpgpu_tools.tune tiled_filter` (gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
+the bench records each layout on the shapes it serves (`python -m gpgpu_tools.bench --record`,
+gpgpu_lessons/recorded/bench/<gpu>.json); the times of the layouts not chosen are not recorded.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ class Tile(NamedTuple):
     fast_interior: bool = True  # blocks inside the image skip every clamp and bounds test
 
 
-# The fastest of the 24 shapes of TUNING["space"] timed on an H200 (8192 x 8192 float32, 5x5
-# Gaussian from constant memory); (32, 4, 16, 2) and (32, 4, 16, 4) were within 2 %. Lesson 04's
-# H200 run measured it at 0.91x the same run's device copy.
-# Re-tune: python -m gpgpu_tools.tune tiled_filter
+# The fastest shape of TUNING["space"] (5x5 Gaussian from constant memory): chosen by
+# `python -m gpgpu_tools.tune tiled_filter`, recorded in
+# gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json; the lesson's run compares it with the
+# device copy (experiment 04_constant_memory/fast_5x5 of gpgpu_lessons/recorded/<gpu>.json).
 TILE = Tile()
 CLAMPS_EVERYWHERE = TILE._replace(fast_interior=False)  # the notebook's bar without trick 4
 
@@ -178,11 +180,11 @@ def filter_tile(tile, taps, out, y0, x0, clamped):
                 out[at(y)][at(x)] = acc[k]
 
 
-# A wide grid at most this many tiles high walks down its columns. H200: 2 tiles high, the walk
-# wins (40 x N 0.675 against 0.628 along rows; 16 x N 0.692 against 0.640): a row of tiles is
-# larger than the L2, so along rows the halo rows are gone before the row below needs them.
-# 25 tiles high, it loses (777 x N 0.663 against 0.741): a row of tiles fits in the L2 there.
-# 3 and 4 tiles high are not measured. One tile high, the walk is the launch order.
+# A wide grid at most this many tiles high walks down its columns. A few tiles high, the walk
+# wins: a row of tiles is larger than the L2, so along rows the halo rows are gone before the
+# row below needs them. Many tiles high (777 x N), it loses: a row of tiles fits in the L2 there.
+# One tile high, the walk is the launch order. The bench records the choice on 40 x N and 777 x N
+# (gpgpu_lessons/recorded/bench/<gpu>.json); the walk's alternatives are not recorded.
 WALK_MAX_TILES_HIGH = 4
 
 
@@ -316,14 +318,12 @@ def line(tile: Tile) -> Tile:
     return Tile(threads, 1, 1, tile.rows * tile.cols, tile.fast_interior)
 
 
-# H200, flat tiles: as tall as the image up to 5 rows (2 x N 0.525; 3 x N 0.617 against 0.498
-# with 4 rows and 0.316 with 8; 5 x N 0.712 against 0.517 with 8), then the tile's 8 rows
-# (16 x N 0.692 against 0.649 with 4 rows): 5 kernels, not one per height (6 and 7 rows not
-# measured; 8 rows compute 1.33 and 1.14 times their outputs there).
+# Flat tiles: as tall as the image up to 5 rows, then the tile's 8 rows: 5 kernels, not one per
+# height (8 rows compute 1.33 and 1.14 times the outputs of 6 and 7). The bench records the
+# choice on 1 x N, 3 x N and 40 x N; the heights not chosen are not recorded.
 FLAT_EXACT_ROWS = 5
-# H200, tall tiles: 4 threads across for up to 4 columns (N x 3 0.441, N x 2 0.298; 8 across:
-# 0.219 and 0.146), else 8 across (N x 8 0.578 against 0.560 with 4; N x 40 0.582 against 0.329
-# with 4 and 0.415 with TILE). N x 100 takes TILE (0.705 against 0.533 with 8 across).
+# Tall tiles: 4 threads across for up to 4 columns, else 8 across; wider images take TILE. The
+# bench records the choice on N x 1, N x 3 and N x 40; the widths not chosen are not recorded.
 TALL_NARROW_COLUMNS = 4
 
 
@@ -374,7 +374,7 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
 
     1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
     row: clamped to the image, every filter row reads its one row (N x 1: every column its
-    one column), so summing them is the same filter (H200: 0.98x the copy). Otherwise `tile`,
+    one column), so summing them is the same filter (the bench: 1 x N, N x 1). Otherwise `tile`,
     unless it would compute more than twice the image's outputs: then the one of tile, `flat`
     and `tall` that computes the fewest outside it. Each layout is filter_tiled with other
     constants.

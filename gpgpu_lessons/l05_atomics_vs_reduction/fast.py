@@ -1,9 +1,10 @@
 """Lesson 05, reaching the ceiling: the tuned grid-stride sum and the fast sine sums.
 
-The sum (`sum_grid_stride`) reads memory as fast as cupy.sum (CUB) on an H200. Beyond the
-textbook grid stride it has four tricks, each worth a few per cent: several independent loads
-in flight per thread, 16-byte loads, the read-only data path (ld.global.nc), and a hand-over
-by the last block instead of a launch that zeroes the output.
+The sum (`sum_grid_stride`) reads memory about as fast as cupy.sum (CUB): the lesson's run
+compares them (docs/results.md). Beyond the textbook grid stride it has four tricks, each a
+small gain (the tuning table of each on and off: TUNING below): several independent loads in
+flight per thread, 16-byte loads, the read-only data path (ld.global.nc), and a hand-over by
+the last block instead of a launch that zeroes the output.
 
 The sine sums (`sine_sum`) make each of seed 001's terms cheap: per-wave constants computed
 once, the phase reduced to a fraction of a cycle so that the fast-math sine is accurate, and a
@@ -31,11 +32,9 @@ from ..specialise import specialise
 from .sine_sum import FC, HEIGHT, TWO_PI, WIDTH, check_task
 from .textbook import filled_grid, sum_launch
 
-# The sum's launch, as measured on an H200 (2**28 float32): 16-byte loads, the read-only path and
-# the hand-over were each worth 1-3 %; the block size and the loads in flight mattered less; this
-# launch ran at 1.02x cupy.sum over 3 alternating repeats. The script of that search was not kept:
-# TUNING["space"] below spans the values around these, and `python -m gpgpu_tools.tune
-# grid_stride_sum` measures it again (its table lands in gpgpu_lessons/recorded/tuning/).
+# The sum's launch: chosen by `python -m gpgpu_tools.tune grid_stride_sum` (TUNING below), recorded
+# in gpgpu_lessons/recorded/tuning/grid_stride_sum-<gpu>.json; the lesson's run compares it with
+# cupy.sum (experiment 05_atomics_vs_reduction/fast_sum of gpgpu_lessons/recorded/<gpu>.json).
 SUM_BLOCK = 256  # threads per block
 SUM_WARPS = SUM_BLOCK // 32  # warps per block: the block sum's shared array
 SUM_ITEMS = 4  # independent loads in flight per thread per grid-stride step
@@ -44,8 +43,10 @@ SUM_BLOCKS_PER_SM = 4  # 4 x 256 threads per SM: half of the 2048 threads an SM 
 SUM_READONLY = True  # load through the read-only data path: ld.global.nc (CUDA C's __ldg)
 SUM_HAND_OVER = True  # the last block moves the sum to the output: no zeroing launch
 
-# The sine sums' launches, as measured on an H200 on seed 001's 1024 x 512 output (the search that
-# chose the recurrence's three was not kept; `recurrence` takes them as options to measure again).
+# The sine sums' launches. The recurrence's three: chosen by `python -m gpgpu_tools.tune
+# sine_recurrence` (RECURRENCE_TUNING, at the end), recorded in
+# gpgpu_lessons/recorded/tuning/sine_recurrence-<gpu>.json. BLOCK and REDUCED_OUTPUTS serve the
+# lesson's intermediate step (the reduced argument) and are not tuned.
 BLOCK = 256  # threads per block of wave_constants and sine_sum_reduced
 REDUCED_OUTPUTS = 4  # outputs per thread of sine_sum_reduced (they share the loads)
 RECURRENCE_BLOCK = 128  # threads per block of sine_sum_recurrence
@@ -399,4 +400,31 @@ SIGNATURES = {
         recurrence_kernel(*config): [f"void({', '.join(['float32[::1]'] * 6)}, {OUT})"]
         for config in ((RECURRENCE_OUTPUTS, RECURRENCE_WAVES), *OTHER_RECURRENCES)
     },
+}
+
+
+def _recurrence_case(*, n, block, outputs, waves):
+    """(Launch, bytes written) of one recurrence configuration on seed 001's output."""
+    from .sine_sum import waves as random_waves
+
+    mag, freq, phi = (cuda.to_device(w) for w in random_waves(n))
+    out = cuda.device_array((HEIGHT, WIDTH), dtype=np.float32)
+    prepared = recurrence.prepare(
+        mag, freq, phi, out=out, block=block, outputs=outputs, waves=waves
+    )
+    return prepared, out.nbytes  # the same bytes for every point: GB/s ranks the times
+
+
+# The recurrence's launch (RECURRENCE_BLOCK, _OUTPUTS, _WAVES): python -m gpgpu_tools.tune
+# sine_recurrence times this space on seed 001's output with n = 10,000 waves
+RECURRENCE_TUNING = {
+    "family": "sine_recurrence",
+    "space": {
+        "n": [10_000],
+        "block": [64, 128, 256],
+        "outputs": [1, 2, 4, 8, 16, 32],
+        "waves": [1, 2, 4],
+    },
+    "chosen": {"block": RECURRENCE_BLOCK, "outputs": RECURRENCE_OUTPUTS, "waves": RECURRENCE_WAVES},
+    "case": _recurrence_case,
 }

@@ -172,10 +172,12 @@ def test_recorded_experiments_carry_their_sizes_and_figures_show_them(monkeypatc
             if runtime.MODE == runtime.SIMULATOR:
                 draw = plotting.variants if data["kind"] == "variants" else plotting.sweep
                 args = dict(title="live", size="live size", record_as=key)
-                if data["kind"] == "variants":
-                    fig = draw([fake("x", 1.0)], **args)
+                if data["kind"] == "variants":  # one of the recorded variants, asked by its label
+                    fig = draw([fake(data["timings"][0]["name"], 1.0)], **args)
                 else:
-                    fig = draw([1], {"x": [fake("x", 1.0)]}, xlabel="x", **args)
+                    fig = draw(
+                        [1], {next(iter(data["series"])): [fake("x", 1.0)]}, xlabel="x", **args
+                    )
                 assert data["size"] in fig.axes[0].get_title(loc="left"), key
 
 
@@ -209,15 +211,6 @@ def test_sweep_marks_are_drawn():
         [1, 2], {"a": [fake("c", 1), fake("c", 2)]}, xlabel="x", title="t", marks={"L2": 1.5}
     )
     assert "L2" in [line.get_label() for line in fig.axes[0].get_lines()]
-
-
-def test_gpu_timings_in_this_mode(tmp_path, monkeypatch):
-    live = [fake("a", 1.0)]
-    label, timings = results.gpu_timings("00_timing/nothing_recorded", live)
-    if runtime.MODE == runtime.GPU:
-        assert label == runtime.device_info().name and timings is live
-    else:
-        assert (label, timings) == (None, None)
 
 
 def test_a_read_only_kernel_is_drawn_against_the_read_ceiling():

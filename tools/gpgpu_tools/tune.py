@@ -1,6 +1,7 @@
-"""Re-tune the fast kernels on a GPU: `python -m gpgpu_tools.tune FAMILY [--quick]`.
+"""Re-tune the fast kernels on a GPU: `python -m gpgpu_tools.tune FAMILY|--all [--quick]`.
 
-Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a tuple of them)::
+Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a tuple of them,
+or further dicts named `<WHAT>_TUNING`)::
 
     TUNING = {"family": "transpose",                 # the name given on the command line
               "space": {"tile": [32, 64], ...},      # each parameter and the values to try
@@ -11,9 +12,11 @@ Each lesson's fast module describes what can be tuned in a `TUNING` dict (or a t
 The tool times every combination of the space with CUDA events (`timing.benchmark`) on the
 GPU preset size, beside the same run's device-to-device copy (or device read), prints them
 fastest first, and writes the table to gpgpu_lessons/recorded/tuning/<family>-<gpu>.json: the
-record the fast modules' constants cite. Combinations a kernel refuses (a ValueError from its
-checks) are listed as skipped. In the simulator it only lists the space (`--list`): tuning
-measures a GPU.
+record the fast modules' constants cite (with the space it searched; tests/tools/test_tune.py
+requires one per family, searched over the module's space of today). Combinations a kernel
+refuses (a ValueError from its checks) are listed as skipped. `--all` tunes every family in one
+run (595 combinations at this writing; `--list` counts them). In the simulator it only lists the
+space (`--list`): tuning measures a GPU.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import itertools
 import json
 import pkgutil
 import sys
+import time
 from pathlib import Path
 
 from gpgpu_lessons import results, runtime, timing
@@ -40,8 +44,11 @@ def families() -> dict[str, dict]:
     for info in pkgutil.walk_packages(gpgpu_lessons.__path__, "gpgpu_lessons."):
         if not info.name.split(".")[1].startswith("l0") or not info.name.endswith("fast"):
             continue
-        tunings = getattr(importlib.import_module(info.name), "TUNING", ())
-        for tuning in (tunings,) if isinstance(tunings, dict) else tunings:  # one or several
+        module = importlib.import_module(info.name)
+        tunings = getattr(module, "TUNING", ())
+        tunings = [tunings] if isinstance(tunings, dict) else list(tunings)  # one or several
+        tunings += [v for k, v in vars(module).items() if k.endswith("_TUNING")]
+        for tuning in tunings:
             found[tuning["family"]] = {**tuning, "module": info.name}
     return found
 
@@ -85,6 +92,7 @@ def run(family: str, *, quick: bool = False) -> dict:
         "date": datetime.date.today().isoformat(),
         "ceiling": ceiling.name,
         "ceiling_gbs": ceiling.gbs,
+        "space": tuning["space"],
         "chosen": tuning.get("chosen"),
         "best": timed[0]["params"] if timed else None,
         "results": timed + [r for r in rows if "skipped" in r],
@@ -99,31 +107,12 @@ def save(table: dict) -> Path:
     return path
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m gpgpu_tools.tune", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("family", nargs="?", help="what to tune (omit to list the families)")
-    parser.add_argument("--list", action="store_true", help="list the space, time nothing")
-    parser.add_argument("--quick", action="store_true", help="3 samples per combination")
-    args = parser.parse_args(argv)
-    known = families()
-    if args.family is None or args.list:
-        for name, tuning in sorted(known.items()):
-            if args.family in (None, name):
-                count = len(combinations(tuning["space"]))
-                print(
-                    f"{name} ({tuning['module']}): {count} combinations of "
-                    + ", ".join(f"{k} in {v}" for k, v in tuning["space"].items())
-                )
-        return 0
-    if runtime.is_simulator():
-        print(
-            "tuning measures a GPU; this machine runs the simulator (use --list to see the space)",
-            file=sys.stderr,
-        )
-        return 2
-    table = run(args.family, quick=args.quick)
+def recorded(family: str) -> list[dict]:
+    """The committed tuning tables of a family, one per GPU (sorted by file name)."""
+    return [json.loads(p.read_text()) for p in sorted(TUNING_DIR.glob(f"{family}-*.json"))]
+
+
+def _report(table: dict) -> None:
     for row in table["results"]:
         text = (
             row.get("skipped")
@@ -131,7 +120,48 @@ def main(argv=None) -> int:
             f"{row['of_ceiling']:.2f}x ceiling"
         )
         print(f"{row['params']}: {text}")
-    print(f"best: {table['best']}; now chosen: {table['chosen']}; written to {save(table)}")
+    print(
+        f"{table['family']}: best {table['best']}; now chosen: {table['chosen']}; "
+        f"written to {save(table)}"
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gpgpu_tools.tune", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("family", nargs="?", help="what to tune (omit to list the families)")
+    parser.add_argument("--all", action="store_true", help="tune every family, one after another")
+    parser.add_argument("--list", action="store_true", help="list the space, time nothing")
+    parser.add_argument("--quick", action="store_true", help="3 samples per combination")
+    args = parser.parse_args(argv)
+    known = families()
+    if args.all and args.family:
+        parser.error("give a FAMILY or --all, not both")
+    if (args.family is None and not args.all) or args.list:
+        total = 0
+        for name, tuning in sorted(known.items()):
+            if args.family in (None, name):
+                count = len(combinations(tuning["space"]))
+                total += count
+                print(
+                    f"{name} ({tuning['module']}): {count} combinations of "
+                    + ", ".join(f"{k} in {v}" for k, v in tuning["space"].items())
+                )
+        print(f"{total} combinations in all")
+        return 0
+    if runtime.is_simulator():
+        print(
+            "tuning measures a GPU; this machine runs the simulator (use --list to see the space)",
+            file=sys.stderr,
+        )
+        return 2
+    start = time.perf_counter()
+    for family in sorted(known) if args.all else [args.family]:
+        began = time.perf_counter()
+        _report(run(family, quick=args.quick))
+        print(f"{family}: {time.perf_counter() - began:.0f} s", flush=True)
+    print(f"tuned in {time.perf_counter() - start:.0f} s")
     return 0
 
 
