@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import functools
 import numbers
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -132,10 +133,48 @@ def grid_1d(n: int, per_block: int) -> int:
     return blocks
 
 
-def resident_blocks(block_threads: int, per_sm: int | None = None) -> int:
-    """Blocks that fill the device once: per_sm per SM (default: as many as 2048 threads allow)."""
-    per_sm = per_sm or max(1, 2048 // block_threads)
-    return (runtime.device_info().sm_count or 2) * per_sm  # the simulator: 2 pretend SMs
+@dataclass(frozen=True)
+class SMLimits:
+    """What one streaming multiprocessor holds at once, and how many the device has."""
+
+    sms: int
+    threads: int  # resident threads per SM
+    blocks: int  # resident blocks per SM
+    registers: int  # 32-bit registers per SM
+
+
+SIMULATED_SM = SMLimits(sms=2, threads=2048, blocks=32, registers=65536)  # 2 pretend SMs
+
+
+@functools.cache
+def sm_limits() -> SMLimits:
+    """The device's own limits (sm_90: 2048 threads, 32 blocks; a T4: 1024 threads, 16 blocks)."""
+    if runtime.is_simulator():
+        return SIMULATED_SM
+    device = cuda.get_current_device()
+    return SMLimits(
+        device.MULTIPROCESSOR_COUNT,
+        device.MAX_THREADS_PER_MULTIPROCESSOR,
+        device.MAX_BLOCKS_PER_MULTIPROCESSOR,
+        device.MAX_REGISTERS_PER_MULTIPROCESSOR,
+    )
+
+
+def blocks_per_sm(block_threads: int, registers: int | None = None) -> int:
+    """Blocks of block_threads threads one SM holds at once (registers: per thread, if known)."""
+    limits = sm_limits()
+    fits = min(limits.threads // block_threads, limits.blocks)
+    if registers:
+        fits = min(fits, limits.registers // (registers * block_threads))
+    return max(1, fits)
+
+
+def resident_blocks(
+    block_threads: int, per_sm: int | None = None, *, registers: int | None = None
+) -> int:
+    """Blocks that fill the device once: per_sm per SM (default and at most: what an SM holds)."""
+    fits = blocks_per_sm(block_threads, registers)
+    return sm_limits().sms * (min(per_sm, fits) if per_sm else fits)
 
 
 # ---- arrays --------------------------------------------------------------------------------
@@ -287,7 +326,7 @@ def device_output(
 # ---- the configured launch -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One kernel launch: kernel[grid, block](*args), configured afresh every time it runs."""
 
@@ -300,7 +339,7 @@ class Step:
         self.kernel[self.grid, self.block](*self.args)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Launch:
     """A checked, configured launch: call it to run the kernel(s); result() also returns the output.
 
@@ -315,7 +354,6 @@ class Launch:
     host_out: np.ndarray | None = None
     scalar: bool = False
     out_given: bool = False
-    extra: dict = field(default_factory=dict)
 
     def __call__(self) -> None:
         for step in self.steps:
@@ -332,6 +370,11 @@ class Launch:
         if self.scalar:
             return self.out.copy_to_host().reshape(-1)[0].item()
         return self.out.copy_to_host() if self.to_host else self.out
+
+    @property
+    def reusable(self) -> bool:
+        """False when result() hands the caller an array this launch allocated (out=None)."""
+        return self.out is None or self.out_given or self.scalar or self.to_host
 
 
 def single(
@@ -351,16 +394,149 @@ def single(
     return Launch(steps, out.device, to_host, out.host, scalar, out.given)
 
 
+# ---- calls seen before ---------------------------------------------------------------------
+#
+# Checking the arguments and building views and grids costs more than the launch itself
+# (DeviceNDArray views, context checks: 10-150 us a call on an H200). A wrapper called again
+# with the same device arrays (the same objects) and the same other arguments would check
+# them and build the same launch again, so it reuses the one it built, with the caller's arrays
+# put back in. It keeps at most KEPT_CALLS launches, and holds the caller's arrays weakly: a
+# kept launch (and the views of an array it holds) goes when one of its arrays is collected.
+# Host arrays are copied to the device afresh every call, so only small inputs (a filter's
+# weights, a lookup table) are kept, by content; a call with a NumPy out= is built every time.
+
+KEPT_CALLS = 8  # launches a wrapper keeps for argument lists it may see again
+SMALL_HOST_ARRAY = 1024  # host inputs up to this many elements are keyed by their content
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """Where a kept launch takes the caller's n-th device array."""
+
+    n: int
+
+
+def _call_key(args, kwargs):
+    """(key, device arrays) of a call; key None: a call to build every time."""
+    device_type = numba_array_type()
+    parts, arrays = [], []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, device_type):
+            parts.append(id(value))
+            arrays.append(value)
+        elif isinstance(value, np.ndarray):
+            if value.size > SMALL_HOST_ARRAY or value is kwargs.get("out"):
+                return None, arrays
+            parts.append((value.dtype.str, value.shape, value.tobytes()))
+        else:
+            parts.append((type(value), value))
+    key = (tuple(parts), tuple(kwargs))
+    try:
+        hash(key)
+    except TypeError:  # a list, say: such calls are built every time
+        return None, arrays
+    return key, arrays
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A launch built before, with slots where this call's device arrays go."""
+
+    steps: tuple  # (kernel, grid, block, args with _Slot in place of the caller's arrays)
+    out: Any
+    to_host: bool
+    scalar: bool
+    out_given: bool
+    arrays: frozenset  # ids of the caller's arrays
+
+    @classmethod
+    def of(cls, built: Launch, arrays) -> _Kept:
+        slots = {id(a): _Slot(n) for n, a in enumerate(arrays)}
+        steps = tuple(
+            (s.kernel, s.grid, s.block, tuple(slots.get(id(a), a) for a in s.args))
+            for s in built.steps
+        )
+        out = slots.get(id(built.out), built.out)
+        return cls(steps, out, built.to_host, built.scalar, built.out_given, frozenset(slots))
+
+    def launch(self, arrays) -> Launch:
+        """The launch with this call's arrays in its slots."""
+        steps = tuple(
+            Step(kernel, grid, block, tuple(arrays[a.n] if type(a) is _Slot else a for a in args))
+            for kernel, grid, block, args in self.steps
+        )
+        out = arrays[self.out.n] if type(self.out) is _Slot else self.out
+        return Launch(steps, out, self.to_host, None, self.scalar, self.out_given)
+
+
+class KeptCalls:
+    """The launches one wrapper built for its last argument lists (see `op`)."""
+
+    def __init__(self):
+        self.entries: dict = {}  # call key -> _Kept, oldest first
+        self.watched: dict = {}  # id of a caller's array -> its weakref.finalize
+
+    def launch(self, build, args, kwargs) -> tuple[Launch, Any]:
+        """(launch, key): the kept launch for these arguments, or a new one (kept if it may be)."""
+        key, arrays = _call_key(args, kwargs)
+        kept = self.entries.get(key) if key is not None else None
+        if kept is not None:
+            return kept.launch(arrays), key
+        built = build(*args, **kwargs)
+        if key is None or not built.reusable or not self._watch(arrays):
+            return built, None
+        self.entries[key] = _Kept.of(built, arrays)
+        if len(self.entries) > KEPT_CALLS:
+            self.forget(next(iter(self.entries)))  # the oldest
+        return built, key
+
+    def _watch(self, arrays) -> bool:
+        """Drop kept launches when one of these arrays goes; False: one takes no weak reference."""
+        for a in arrays:
+            if id(a) not in self.watched:
+                try:
+                    finalizer = weakref.finalize(a, self._gone, id(a))
+                except TypeError:
+                    return False
+                finalizer.atexit = False
+                self.watched[id(a)] = finalizer
+        return True
+
+    def _gone(self, array_id: int) -> None:
+        self.watched.pop(array_id, None)
+        for key in [k for k, kept in self.entries.items() if array_id in kept.arrays]:
+            self.forget(key)
+
+    def forget(self, key) -> None:
+        """Drop a kept launch, and stop watching arrays that no kept launch holds any more."""
+        kept = self.entries.pop(key, None)
+        if kept is None:
+            return
+        held = set().union(*(k.arrays for k in self.entries.values()))
+        for array_id in kept.arrays - held:
+            finalizer = self.watched.pop(array_id, None)
+            if finalizer is not None:
+                finalizer.detach()
+
+
 def op(build):
     """Make a public wrapper from a function that builds a Launch: calling it runs and returns.
 
     The builder stays reachable as `wrapper.prepare(...)`, with the same arguments, for timing:
-    `timing.benchmark(transpose.padded.prepare(d_a, out=d_out))`.
+    `timing.benchmark(transpose.padded.prepare(d_a, out=d_out))`. A call with the same device
+    arrays and arguments as one before reuses that call's checked launch (see above).
     """
+    kept = KeptCalls()
 
     @functools.wraps(build)
     def wrapper(*args, **kwargs):
-        return build(*args, **kwargs).result()
+        prepared, key = kept.launch(build, args, kwargs)
+        try:
+            return prepared.result()
+        except BaseException:  # a kernel stopped halfway may leave scratch dirty: build afresh
+            kept.forget(key)
+            raise
 
     wrapper.prepare = build
+    wrapper.kept = kept
     return wrapper

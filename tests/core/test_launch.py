@@ -184,3 +184,145 @@ def test_a_device_out_comes_back_even_for_host_inputs(rng):
     out = cuda.device_array(20, np.float32)
     assert plus_one(a, out=out) is out
     np.testing.assert_array_equal(out.copy_to_host(), a + 1)
+
+
+# ---- calls seen before: the checked launch is reused ----------------------------------------
+
+builds = []
+
+
+@launch.op
+def counted_plus(a, *, out=None, weights=None, block: int = BLOCK):
+    """plus_one that counts its builds, with an optional small host array among its arguments."""
+    builds.append(block)
+    return plus_one.prepare(a, out=out, block=block)
+
+
+def test_a_call_with_the_same_device_arrays_reuses_its_launch(rng):
+    builds.clear()
+    d_a = cuda.to_device(rng.random(40, dtype=np.float32))
+    out = cuda.device_array(40, np.float32)
+    for _ in range(3):
+        assert counted_plus(d_a, out=out) is out
+    assert len(builds) == 1
+    d_a.copy_to_device(rng.random(40, dtype=np.float32))  # new values, same array: still right
+    np.testing.assert_array_equal(counted_plus(d_a, out=out).copy_to_host(), d_a.copy_to_host() + 1)
+    other = cuda.device_array(40, np.float32)  # another out, another block: built again
+    assert counted_plus(d_a, out=other) is other
+    counted_plus(d_a, out=out, block=64)
+    assert len(builds) == 3
+    np.testing.assert_array_equal(other.copy_to_host(), d_a.copy_to_host() + 1)
+
+
+def test_a_bad_input_after_a_good_call_still_gets_its_error(rng):
+    d_a = cuda.to_device(rng.random(40, dtype=np.float32))
+    out = cuda.device_array(40, np.float32)
+    counted_plus(d_a, out=out)
+    with pytest.raises(ValueError, match="shares memory"):
+        counted_plus(d_a, out=d_a)
+    with pytest.raises(ValueError, match="must have shape"):
+        counted_plus(d_a, out=cuda.device_array(41, np.float32))
+    with pytest.raises(ValueError, match="at most 1024"):
+        counted_plus(d_a, out=out, block=4096)
+
+
+def test_an_output_the_wrapper_allocates_is_new_every_call(rng):
+    builds.clear()
+    d_a = cuda.to_device(rng.random(40, dtype=np.float32))
+    first, second = counted_plus(d_a), counted_plus(d_a)
+    assert first is not second and len(builds) == 2
+    np.testing.assert_array_equal(first.copy_to_host(), second.copy_to_host())
+
+
+def test_small_host_arguments_are_kept_by_content(rng):
+    builds.clear()
+    d_a = cuda.to_device(rng.random(40, dtype=np.float32))
+    out = cuda.device_array(40, np.float32)
+    weights = np.ones(5, np.float32)
+    counted_plus(d_a, out=out, weights=weights)
+    counted_plus(d_a, out=out, weights=weights.copy())
+    assert len(builds) == 1
+    weights[0] = 2
+    counted_plus(d_a, out=out, weights=weights)
+    counted_plus(d_a, out=out, weights=np.ones(launch.SMALL_HOST_ARRAY + 1, np.float32))
+    counted_plus(d_a, out=out, weights=[1, 2])  # not hashable: built every time
+    assert len(builds) == 4
+
+
+def test_a_host_out_or_large_host_input_is_built_every_call(rng):
+    builds.clear()
+    a = rng.random(launch.SMALL_HOST_ARRAY + 1, dtype=np.float32)
+    host_out = np.empty(4, np.float32)
+    for _ in range(2):
+        np.testing.assert_array_equal(counted_plus(a), a + 1)
+        np.testing.assert_array_equal(counted_plus(a[:4], out=host_out), a[:4] + 1)
+    assert len(builds) == 4
+
+
+def test_kept_launches_go_with_their_arrays_and_are_bounded(rng):
+    import gc
+
+    kept = counted_plus.kept
+    d_a = cuda.to_device(rng.random(8, dtype=np.float32))
+    out = cuda.device_array(8, np.float32)
+    counted_plus(d_a, out=out)
+    assert any(id(d_a) in k.arrays for k in kept.entries.values())
+    del d_a
+    gc.collect()
+    assert len(kept.watched) == 2 * len(kept.entries)  # each entry: its input and its out
+    assert not any(id(out) in k.arrays for k in kept.entries.values())
+    outs = [cuda.device_array(8, np.float32) for _ in range(launch.KEPT_CALLS + 3)]
+    d_b = cuda.to_device(rng.random(8, dtype=np.float32))
+    for o in outs:
+        counted_plus(d_b, out=o)
+    assert len(kept.entries) == launch.KEPT_CALLS
+    assert set(kept.watched) == set().union(*(k.arrays for k in kept.entries.values()))
+
+
+def test_a_launch_that_fails_while_running_is_not_kept(rng, monkeypatch):
+    builds.clear()
+    d_a = cuda.to_device(rng.random(8, dtype=np.float32))
+    out = cuda.device_array(8, np.float32)
+    counted_plus(d_a, out=out)
+
+    def broken(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(launch.Step, "run", broken)
+    with pytest.raises(KeyboardInterrupt):
+        counted_plus(d_a, out=out)
+    monkeypatch.undo()
+    counted_plus(d_a, out=out)
+    assert len(builds) == 2
+    np.testing.assert_array_equal(out.copy_to_host(), d_a.copy_to_host() + 1)
+
+
+def test_resident_blocks_follow_the_device_limits(monkeypatch):
+    """A T4: 40 SMs of 1,024 threads and 16 blocks each (sm_90: 2,048 threads, 32 blocks)."""
+    t4 = launch.SMLimits(sms=40, threads=1024, blocks=16, registers=65536)
+    monkeypatch.setattr(launch, "sm_limits", lambda: t4)
+    assert launch.resident_blocks(256) == 40 * 4
+    assert launch.resident_blocks(1024) == 40
+    assert launch.resident_blocks(32) == 40 * 16  # the blocks-per-SM limit, not the threads'
+    assert launch.resident_blocks(256, 8) == 40 * 4  # never more than an SM holds
+    assert launch.resident_blocks(256, 2) == 40 * 2
+    assert launch.resident_blocks(256, registers=128) == 40 * 2  # 65536 / (128 x 256)
+    assert launch.resident_blocks(1024, registers=255) == 40  # at least one block per SM
+    h200 = launch.SMLimits(sms=132, threads=2048, blocks=32, registers=65536)
+    monkeypatch.setattr(launch, "sm_limits", lambda: h200)
+    assert launch.resident_blocks(256) == 132 * 8
+
+
+def test_a_sum_fills_a_t4_with_the_blocks_a_t4_holds(monkeypatch, rng):
+    from types import SimpleNamespace
+
+    from gpgpu_lessons.l05_atomics_vs_reduction import fast, textbook
+
+    t4 = launch.SMLimits(sms=40, threads=1024, blocks=16, registers=65536)
+    monkeypatch.setattr(launch, "sm_limits", lambda: t4)
+    # the grid a GPU gets (the simulator's is one block)
+    monkeypatch.setattr(textbook, "runtime", SimpleNamespace(is_simulator=lambda: False))
+    d_a = cuda.to_device(rng.random(2**18, dtype=np.float32))  # 256 blocks' worth of float4
+    (step,) = fast.sum_grid_stride.prepare(d_a).steps
+    per_sm = min(fast.SUM_BLOCKS_PER_SM, 1024 // fast.SUM_BLOCK)
+    assert step.grid == 40 * per_sm and step.block == fast.SUM_BLOCK

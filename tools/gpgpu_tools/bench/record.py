@@ -23,11 +23,15 @@ name, e.g. ``nvidia-h200``), where every later run, and the simulator, compares 
                                          # the run failed or in the simulator
          "cupy": {...} or null,          # Timing.as_dict() of CuPy's counterpart
          "cupy_name": "cupy.ascontiguousarray(a.T)",
-         "error": null}                  # the exception's text if the kernel raised
+         "error": null,                  # the exception's text if the kernel raised
+         "called": {...} or null,        # the wrapper called back to back, as users call it
+         "cupy_called": {...} or null}   # CuPy's call the same way (host clock + synchronize)
       ],
       "host_costs": [                    # microseconds per call, host clock, no synchronize
         {"family": "sum", "elements": 65536, "wrapper_us": 41.0, "bare_us": 12.1,
-         "cupy_us": 9.8, "launches": 1}  # wrapper: fast.sum_grid_stride(a, out=total);
+         "cupy_us": 9.8, "launches": 1,  # wrapper: fast.sum_grid_stride(a, out=total);
+         "kernel": "sum", "size": "small", "prepare_us": ..., "launch_us": ...,
+         "number_us": ..., "bare_copy_us": ..., "cupy_number_us": ...}
       ],                                 # bare: kernel[grid, block](...) of the same steps
       "summary": {...}                   # derived (worst shape per family, crossovers): for
     }                                    # people reading the file; recomputed when loaded
@@ -48,6 +52,9 @@ FORMAT = 1
 RECORDED_DIR = results.RECORDED_DIR / "bench"
 
 
+TIMINGS = ("fast", "cupy", "called", "cupy_called")  # the Timing fields of a Result
+
+
 @dataclass
 class Result:
     """One kernel on one shape: the check, and the times of the fast wrapper and of CuPy."""
@@ -64,11 +71,13 @@ class Result:
     cupy: Timing | None = None
     cupy_name: str | None = None
     error: str | None = None
+    called: Timing | None = None  # the wrapper called back to back (host clock + synchronize)
+    cupy_called: Timing | None = None  # CuPy's call back to back, the same way
 
     def as_dict(self) -> dict:
         content = asdict(self)
         content["shape"] = list(self.shape)
-        for name in ("fast", "cupy"):
+        for name in TIMINGS:
             timing = getattr(self, name)
             content[name] = None if timing is None else timing.as_dict()
         return content
@@ -77,7 +86,7 @@ class Result:
     def from_dict(cls, content: dict) -> Result:
         content = dict(content)
         content["shape"] = tuple(content["shape"])
-        for name in ("fast", "cupy"):
+        for name in TIMINGS:
             if content.get(name) is not None:
                 content[name] = Timing.from_dict(content[name])
         return cls(**content)
@@ -85,7 +94,12 @@ class Result:
 
 @dataclass
 class HostCost:
-    """Microseconds of host time per call: the fast wrapper, a bare launch of its kernels, CuPy."""
+    """Microseconds of host time per call: the fast wrapper, a bare launch of its kernels, CuPy.
+
+    Device arrays in and out, calls back to back without synchronising. For a reduction,
+    `number_us` is the wrapper returning a Python number, `bare_copy_us` a bare launch followed
+    by the 4-byte copy of its result to the host, `cupy_number_us` float(CuPy's call).
+    """
 
     family: str
     elements: int
@@ -93,11 +107,25 @@ class HostCost:
     bare_us: float
     cupy_us: float | None = None
     launches: int = 1  # kernels the wrapper launches per call
+    kernel: str = ""
+    size: str = ""  # small, middle or large
+    prepare_us: float | None = None  # wrapper.prepare(...) alone: checks, views, grids
+    launch_us: float | None = None  # the prepared Launch called
+    number_us: float | None = None
+    bare_copy_us: float | None = None
+    cupy_number_us: float | None = None
 
     @property
     def ratio(self) -> float:
         """The wrapper's host cost over the bare launch's (the issue's target: at most 1.25)."""
         return self.wrapper_us / self.bare_us
+
+    @property
+    def number_ratio(self) -> float | None:
+        """A reduction's Python number over a bare launch and a 4-byte copy (target: 1.25)."""
+        if self.number_us is None or not self.bare_copy_us:
+            return None
+        return self.number_us / self.bare_copy_us
 
 
 @dataclass

@@ -2,10 +2,13 @@
 
 For each case of the sweep (shapes.py) and each kernel of its family (families.py): random
 inputs made on the device, the output poisoned, one checked run of the fast wrapper's Launch
-compared with NumPy (data.py says where), then on a GPU `timing.benchmark` of the same Launch
-and of CuPy's counterpart. Sums and dots also get the host cost of one call: the fast wrapper
-against a bare ``kernel[grid, block](...)`` of the same steps. In the simulator nothing is
-timed: the sweep is tiny and every kernel is checked on its edges.
+compared with NumPy (data.py says where), then on a GPU two clocks: `timing.benchmark` of the
+same Launch and of CuPy's counterpart (CUDA events: the GPU's time), and the wrapper and CuPy
+called as a user calls them, back to back (host clock + synchronize: what a user gets; a
+reduction returns a Python number). The host-cost table times one call of every family's
+wrapper at three sizes beside its prepare(), its Launch, a bare ``kernel[grid, block](...)``
+of the same steps, and CuPy. In the simulator nothing is timed: the sweep is tiny and every
+kernel is checked on its edges.
 """
 
 from __future__ import annotations
@@ -105,26 +108,83 @@ def check_reduction(inputs, out, cp) -> tuple[bool, str]:
 # ---- timing ------------------------------------------------------------------------------------
 
 
-def host_cost(family: Family, kernel: Kernel, inputs, out, cp) -> HostCost:
-    """Host time per call of the fast wrapper, of a bare launch of its steps, and of CuPy."""
-    steps = kernel.prepare(inputs, out).steps
+HOST_SIZES = {"small": 2**12, "middle": 2**18, "large": 2**22}  # elements of the host-cost table
+
+
+def host_shape(family: Family, elements: int) -> tuple[int, ...]:
+    """A shape of `elements` elements for the host-cost table: square for 2-D families."""
+    if family.name in ("copy", "sum", "dot"):
+        return (elements,)
+    side = math.isqrt(elements)
+    return (side, side)
+
+
+def bare_launch(steps):
+    """kernel[grid, block](*args) of every step: what a wrapper costs at the least."""
 
     def bare():
         for step in steps:
             step.kernel[step.grid, step.block](*step.args)
 
-    def wrapper():
-        kernel.wrapper(*inputs, out=out, **kernel.options)
+    return bare
 
+
+def user_call(kernel: Kernel, inputs, out, reduction: bool):
+    """The wrapper as a user calls it: device arrays in and out (a reduction: a number back)."""
+    if reduction:
+        return lambda: kernel.wrapper(*inputs, **kernel.options)
+    return lambda: kernel.wrapper(*inputs, out=out, **kernel.options)
+
+
+def cupy_call(kernel: Kernel, family: Family, cp, inputs):
+    """CuPy's call as a user makes it (a reduction: float(...)), or None without CuPy."""
+    if cp is None:
+        return None
+    counterpart = kernel.cupy(cp, *(cp.asarray(a) for a in inputs))
+    if counterpart is None or not family.reduction:
+        return counterpart
+    return lambda: float(counterpart())
+
+
+def host_cost(family: Family, kernel: Kernel, inputs, out, cp, size: str = "") -> HostCost:
+    """Host time per call of the fast wrapper, its prepare() and Launch, a bare launch, CuPy."""
+    prepared = kernel.prepare(inputs, out)
+    bare = bare_launch(prepared.steps)
+    per_call = lambda call: timing.per_call_us(call, calls=CALLS)  # noqa: E731
     counterpart = None if cp is None else kernel.cupy(cp, *(cp.asarray(a) for a in inputs))
-    return HostCost(
+    cost = HostCost(
         family.name,
         int(inputs[0].size),
-        timing.per_call_us(wrapper, calls=CALLS),
-        timing.per_call_us(bare, calls=CALLS),
-        None if counterpart is None else timing.per_call_us(counterpart, calls=CALLS),
-        len(steps),
+        per_call(lambda: kernel.wrapper(*inputs, out=out, **kernel.options)),
+        per_call(bare),
+        None if counterpart is None else per_call(counterpart),
+        len(prepared.steps),
+        kernel.name,
+        size,
+        per_call(lambda: kernel.prepare(inputs, out)),
+        per_call(prepared),
     )
+    if family.reduction:
+        cost.number_us = per_call(user_call(kernel, inputs, out, True))
+        cost.bare_copy_us = per_call(lambda: (bare(), out.copy_to_host()))
+        number = cupy_call(kernel, family, cp, inputs)
+        cost.cupy_number_us = None if number is None else per_call(number)
+    return cost
+
+
+def host_costs_of(names, cp, progress: Progress) -> list[HostCost]:
+    """The host-cost table: every family's kernels at the small, middle and large sizes."""
+    found = []
+    for name in names:
+        family = FAMILIES[name]
+        for size, elements in HOST_SIZES.items():
+            progress.step(f"host cost of {name}, {size}")
+            shape = host_shape(family, elements)
+            inputs = family.make(shape, 1)
+            out = cuda.device_array(*family.output(shape))
+            for kernel in family.kernels:
+                found.append(host_cost(family, kernel, inputs, out, cp, size))
+    return found
 
 
 def _error(problem: Exception) -> str:
@@ -170,6 +230,12 @@ def run_case(family: Family, case: shapes.Case, cp, progress: Progress) -> list[
                 result.ok, result.check = check_elementwise(kernel, inputs, out, seed)
             if runtime.MODE == runtime.GPU:
                 result.fast = timing.benchmark(prepared, name=kernel.name, bytes_moved=nbytes)
+                result.called = timing.benchmark(
+                    user_call(kernel, inputs, out, family.reduction),
+                    name=f"{kernel.name}, called",
+                    bytes_moved=nbytes,
+                    method=timing.HOST_SYNC,
+                )
         except Exception as problem:
             result.ok, result.error = False, _error(problem)
             continue
@@ -179,6 +245,12 @@ def run_case(family: Family, case: shapes.Case, cp, progress: Progress) -> list[
                 if counterpart is not None:
                     result.cupy = timing.benchmark(
                         counterpart, name=kernel.cupy_name, bytes_moved=nbytes
+                    )
+                    result.cupy_called = timing.benchmark(
+                        cupy_call(kernel, family, cp, inputs),
+                        name=f"{kernel.cupy_name}, called",
+                        bytes_moved=nbytes,
+                        method=timing.HOST_SYNC,
                     )
             except Exception as problem:  # CuPy's failure is not the kernel's
                 progress.note(f"  CuPy failed on {case.shape_text}: {_error(problem)}")
@@ -206,7 +278,7 @@ def plan(names, sizes: str) -> list[tuple[Family, shapes.Case]]:
     ]
 
 
-def run(names, sizes: str = "full", *, stream=None) -> Bench:
+def run(names, sizes: str = "full", *, stream=None, host: bool = True) -> Bench:
     """Run the bench over the families `names` and return its results; prints only progress."""
     unknown = [name for name in names if name not in FAMILIES]
     if unknown:
@@ -216,8 +288,8 @@ def run(names, sizes: str = "full", *, stream=None) -> Bench:
     gpu = runtime.MODE == runtime.GPU
     cp = cupy_module()
     cases = plan(names, sizes)
-    costs = [name for name in names if FAMILIES[name].reduction] if gpu else []
-    steps = sum(len(family.kernels) for family, _ in cases) + len(costs) + gpu
+    costs = list(names) if gpu and host else []
+    steps = sum(len(family.kernels) for family, _ in cases) + len(costs) * len(HOST_SIZES) + gpu
     progress = Progress(steps, stream)
     info = runtime.device_info()
     scale = shapes.L2_FACTOR.get(sizes)
@@ -232,15 +304,7 @@ def run(names, sizes: str = "full", *, stream=None) -> Bench:
     found = []
     for family, case in cases:
         found += run_case(family, case, cp, progress)
-    host_costs = []
-    for name in costs:
-        family = FAMILIES[name]
-        progress.step(f"host cost of {name}")
-        smallest = min((case for f, case in cases if f is family), key=lambda c: c.elements)
-        inputs = family.make(smallest.shape, 1)
-        out = cuda.device_array(*family.output(smallest.shape))
-        for kernel in family.kernels:
-            host_costs.append(host_cost(family, kernel, inputs, out, cp))
+    host_costs = host_costs_of(costs, cp, progress)
     progress.done()
     return Bench(
         gpu=info.name,
