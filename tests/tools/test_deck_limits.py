@@ -157,18 +157,26 @@ def test_a_lecture_within_the_limits_passes_and_its_appendix_is_not_counted():
             ],
             r"slide 4 \(cell 10\) shows a figure at most 1000 px wide \(at least 1100",
         ),
-        (  # 1300 x 800 px: the 540 px height cap makes it 877 px wide on the slide
+        (  # 1300 x 800 px: the 540 px height cap makes it 877.5 px wide on the slide
             [
                 cell("markdown", "## Tall", "slide"),
-                cell("code", "d()", png_data=png(13, 8)),
+                cell("code", "d()", tags=[limits.HIDE_INPUT], png_data=png(13, 8)),
                 notes(),
             ],
             r"shows a figure at most 878 px wide",
         ),
+        (  # 1200 x 500 px under its code: the 385 px cap makes it 924 px wide
+            [
+                cell("markdown", "## Under its code", "slide"),
+                cell("code", "d()", png_data=png(12, 5)),
+                notes(),
+            ],
+            r"shows a figure at most 924 px wide",
+        ),
         (
             [
                 cell("markdown", "## Small text", "slide"),
-                cell("code", "d()", png_data=png(min_font=12, itxt=True)),
+                cell("code", "d()", tags=[limits.HIDE_INPUT], png_data=png(min_font=12, itxt=True)),
                 notes(),
             ],
             r"slide 4 \(cell 10\) shows figure text 12.0 px high \(at least 18\)",
@@ -193,6 +201,7 @@ def test_a_lecture_within_the_limits_passes_and_its_appendix_is_not_counted():
         "fenced",
         "narrow",
         "tall",
+        "under-code",
         "small-text",
         "no-chunk",
         "no-notes",
@@ -231,6 +240,16 @@ def test_the_deck_drops_the_code_of_a_hide_input_cell_and_keeps_its_output():
     assert "secret_plumbing_call" not in body and "the shown result" in body
     assert "visible_kernel_line" in body
     assert f"max-height: {limits.MAX_FIGURE_HEIGHT}px" in body
+    assert f"max-height: {limits.MAX_FIGURE_HEIGHT_UNDER_CODE}px" in body
+
+
+def test_a_figure_under_its_code_may_be_shorter_than_one_alone():
+    alone = limits.measure(lecture(), "07_sample").figures[0]
+    nb = lecture()
+    nb.cells[3].metadata["tags"] = []
+    under = limits.measure(nb, "07_sample").figures[0]
+    assert (alone.results_only, alone.widest) == (True, 1200)
+    assert (under.results_only, under.widest) == (False, 1155)  # 1200 x 385 / 400
 
 
 def test_long_code_in_a_hide_input_cell_breaks_no_slide_convention():

@@ -24,7 +24,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .limits import HIDE_INPUT, MAX_FIGURE_HEIGHT, hides_input
+from .limits import HIDE_INPUT, MAX_FIGURE_HEIGHT, MAX_FIGURE_HEIGHT_UNDER_CODE, hides_input
 
 # Reveal.js and MathJax from the npm registry: name, version, the registry's sha512 of the tarball,
 # and the files a deck needs (paths inside the package; a folder is copied whole), licence included.
@@ -83,10 +83,11 @@ window.MathJax = {
   word-wrap: normal !important; text-align: left; margin-left: 0;
 }
 .reveal .jp-InputArea, .reveal .jp-OutputArea { margin-left: 0; }
-/* plots as wide as the slide allows */
+/* plots as wide as the slide allows; taller where the cell's code is not shown (hide-input) */
 .reveal .jp-OutputArea-output img {
-  max-width: 100%; max-height: @MAX_FIGURE_HEIGHT@px; width: auto; height: auto;
+  max-width: 100%; max-height: @UNDER_CODE@px; width: auto; height: auto;
 }
+.reveal .celltag_hide-input .jp-OutputArea-output img { max-height: @MAX_FIGURE_HEIGHT@px; }
 </style>
 {%- endblock html_head_js_mathjax -%}
 {%- block footer_js -%}
@@ -101,7 +102,9 @@ Reveal.initialize({
 });
 </script>
 {%- endblock footer_js -%}
-""".replace("@MAX_FIGURE_HEIGHT@", str(MAX_FIGURE_HEIGHT))
+""".replace("@MAX_FIGURE_HEIGHT@", str(MAX_FIGURE_HEIGHT)).replace(
+    "@UNDER_CODE@", str(MAX_FIGURE_HEIGHT_UNDER_CODE)
+)
 
 
 @dataclass

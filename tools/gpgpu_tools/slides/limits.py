@@ -32,9 +32,11 @@ HIDE_INPUT = "hide-input"  # a code cell whose source the deck drops (its output
 APPENDIX = re.compile(r"^#\s+Appendix\b")
 SHOWN = ("slide", "subslide", "fragment", "-")
 # The deck's CSS (slides.TEMPLATE) for an output image: at most the slide's width and
-# MAX_FIGURE_HEIGHT px tall, never enlarged beyond its natural size.
+# MAX_FIGURE_HEIGHT px tall when its cell is tagged hide-input (the figure has the slide to
+# itself), MAX_FIGURE_HEIGHT_UNDER_CODE px when its code is shown above it; never enlarged.
 SLIDE_WIDTH = 1280
 MAX_FIGURE_HEIGHT = 540
+MAX_FIGURE_HEIGHT_UNDER_CODE = 385
 FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
 MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img\s[^>]*src=[\"']([^\"']+)[\"']")
 
@@ -49,12 +51,14 @@ class Figure:
     natural_height: int
     min_font_px: float | None  # the chunk's value; None when the PNG has no chunk
     output: bool = True  # an image output of a code cell (else a picture in Markdown)
+    results_only: bool = False  # its cell is tagged hide-input: the taller height cap
     displayed_width: float | None = None  # measured in a browser, px at 1280x720
 
     @property
     def widest(self) -> float:
         """The most the deck's CSS lets it take on the slide, px (an upper bound)."""
-        tall = self.natural_width * MAX_FIGURE_HEIGHT / max(1, self.natural_height)
+        cap = MAX_FIGURE_HEIGHT if self.results_only else MAX_FIGURE_HEIGHT_UNDER_CODE
+        tall = self.natural_width * cap / max(1, self.natural_height)
         return min(self.natural_width, SLIDE_WIDTH, tall)
 
     @property
@@ -219,14 +223,14 @@ def png_text(png: bytes) -> dict[str, str]:
     return found
 
 
-def figure(png: bytes, slide: int, cell: int, output: bool = True) -> Figure:
+def figure(png: bytes, slide: int, cell: int, output: bool = True, results_only=False) -> Figure:
     width, height = png_size(png)
     chunk = png_text(png).get(MIN_FONT_KEY)
     try:
         min_font = float(chunk) if chunk is not None else None
     except ValueError:
         min_font = None
-    return Figure(slide, cell, width, height, min_font, output)
+    return Figure(slide, cell, width, height, min_font, output, results_only)
 
 
 def cell_pngs(cell, folder: Path | None) -> list[bytes]:
@@ -269,7 +273,9 @@ def measure(nb, name: str = "", folder: Path | None = None) -> Measure:
             continue
         result.code += [(lines, slide, index) for lines in code_blocks(cell)]
         output = cell.cell_type == "code"
-        result.figures += [figure(png, slide, index, output) for png in cell_pngs(cell, folder)]
+        result.figures += [
+            figure(png, slide, index, output, hides_input(cell)) for png in cell_pngs(cell, folder)
+        ]
     lecture_slides = slide if appendix_at is None else appendix_at - 1
     result.lecture_slides = lecture_slides
     result.appendix_slides = slide - lecture_slides
