@@ -20,7 +20,7 @@ help:
 	@echo "                 (make test CUDA=cu12: with the CUDA compiler, every kernel to PTX too)"
 	@echo "make canary      try the newest numpy, numba and numba-cuda in a throwaway environment"
 	@echo "make notebooks   execute every notebook in place (stores this machine's outputs)"
-	@echo "make slides      build reveal.js slide decks into build/slides"
+	@echo "make slides      build reveal.js slide decks into build/slides (PDF=0: no PDF handouts)"
 	@echo "make gpu-wheels  download the wheels a GPU machine without network needs into .whl/"
 	@echo "make gpu-run     on the GPU machine: execute notebooks, tests, record results into OUT"
 	@echo "make gpu-unpack ARCHIVE=...  put a GPU run's notebooks and results into the tree"
@@ -49,8 +49,9 @@ notebooks: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=900 notebooks/*.ipynb
 
 # Decks from the notebooks' stored outputs (nothing runs); reveal.js and MathJax come from npm once.
+# make slides PDF=0: the decks without the PDF handouts (printing them is the slow part)
 slides: $(STAMP)
-	$(BIN)/python -m gpgpu_tools.slides --out build/slides
+	$(BIN)/python -m gpgpu_tools.slides --out build/slides $(if $(filter 0,$(PDF)),--no-pdf)
 
 gpu-wheels: $(STAMP)
 	$(BIN)/python -m gpgpu_tools.gpurun wheels --dest .whl

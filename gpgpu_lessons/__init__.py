@@ -1,7 +1,8 @@
 """Helper package of the gpgpu-lessons notebooks: runtime choice, timing, plots and the kernels.
 
-Importing it chooses a real GPU or Numba's CUDA simulator (before Numba is imported) and prints
-one line that says which, and why (unless GPGPU_LESSONS_QUIET=1, for tools that run no kernel).
+Importing it chooses a real GPU or Numba's CUDA simulator (before numba.cuda is imported; after
+it, it says what to restart) and prints one line that says which, and why (unless
+GPGPU_LESSONS_QUIET=1, for tools that run no kernel).
 """
 
 import os

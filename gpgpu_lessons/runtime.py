@@ -1,7 +1,10 @@
-"""Choose a real GPU or Numba's CUDA simulator before Numba is imported; describe the device.
+"""Choose a real GPU or Numba's CUDA simulator before Numba's CUDA target starts; describe it.
 
-Import this module (``import gpgpu_lessons`` does) before anything imports ``numba``: the
-simulator can only be switched on through ``NUMBA_ENABLE_CUDASIM`` before that import.
+Numba reads ``NUMBA_ENABLE_CUDASIM`` when ``numba.cuda`` is first imported, so this module decides
+before that: after a plain ``import numba`` it can still switch (it sets the variable and asks
+Numba to read its configuration again); once ``numba.cuda`` is imported for a GPU on a machine
+without one, nothing can switch it, and the mode line says to restart Python and import
+``gpgpu_lessons`` first.
 """
 
 from __future__ import annotations
@@ -45,11 +48,33 @@ def probe_cuda_driver() -> tuple[bool, str]:
 
 
 def _choose_mode() -> tuple[str, str]:
-    """Decide GPU or simulator once, from the environment and a driver probe."""
+    """Decide GPU or simulator once; tell a Numba imported already what was decided."""
+    if "numba.cuda" in sys.modules:
+        return _mode_numba_cuda_chose()
+    mode, reason = _choose_before_numba_cuda()
     config = sys.modules.get("numba.core.config")
-    if config is not None:
-        mode = SIMULATOR if config.ENABLE_CUDASIM else GPU
-        return mode, "numba was imported before gpgpu_lessons and fixed the choice"
+    if config is not None:  # `import numba` came first: it read the environment, so read it again
+        config.reload_config()
+    return mode, reason
+
+
+def _mode_numba_cuda_chose() -> tuple[str, str]:
+    """numba.cuda, imported before gpgpu_lessons, fixed its target: follow it if it can work."""
+    from numba.cuda.core import config
+
+    if config.ENABLE_CUDASIM:
+        return SIMULATOR, "numba was imported before gpgpu_lessons, with NUMBA_ENABLE_CUDASIM=1"
+    if os.environ.get(COMPILE_ONLY_VARIABLE, "").strip() == "1":
+        return COMPILE_ONLY, f"{COMPILE_ONLY_VARIABLE}=1 is set: kernels compile to PTX, none runs"
+    found, reason = probe_cuda_driver()
+    if found:
+        return GPU, f"{reason} (numba was imported before gpgpu_lessons, for the GPU)"
+    _STUCK.append(reason)
+    return COMPILE_ONLY, reason
+
+
+def _choose_before_numba_cuda() -> tuple[str, str]:
+    """Decide GPU or simulator from the environment and a driver probe; set the environment."""
     if os.environ.get(COMPILE_ONLY_VARIABLE, "").strip() == "1":
         os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
         return COMPILE_ONLY, f"{COMPILE_ONLY_VARIABLE}=1 is set: kernels compile to PTX, none runs"
@@ -76,6 +101,8 @@ def _choose_mode() -> tuple[str, str]:
     return GPU, reason
 
 
+_STUCK: list[str] = []  # why no GPU works, when numba.cuda came first and chose the GPU anyway
+
 # Lessons launch 1-thread and 1-block kernels on purpose; Numba's warning would clutter slides.
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 try:
@@ -98,6 +125,12 @@ def is_simulator() -> bool:
 
 def mode_line() -> str:
     """One line that says which mode is active and why."""
+    if _STUCK:
+        return (
+            f"gpgpu_lessons: numba.cuda was imported before gpgpu_lessons and chose a GPU, but "
+            f"{_STUCK[0]}: no kernel can run. Restart the kernel (or Python) and run "
+            "`import gpgpu_lessons` before anything imports numba.cuda, to use the simulator."
+        )
     if MODE == COMPILE_ONLY:
         return f"gpgpu_lessons: compile-only mode ({REASON})."
     if MODE == GPU:

@@ -18,6 +18,7 @@ import nbformat
 import numpy as np
 import pytest
 from gpgpu_tools import slides
+from gpgpu_tools.slides import limits
 from gpgpu_tools.slides.browser import Chromium, find_chromium
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
@@ -399,3 +400,13 @@ def test_a_deck_prints_to_a_pdf_with_one_page_per_slide(decks, browser):
     assert pdf.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page(?![s\w])", pdf))
     assert pages == deck.slides, f"{pages} pages for {deck.slides} slides"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_lecture_figures_are_wide_and_legible_as_chromium_shows_them(path, opened):
+    """Issue 23's figure limits with the widths Chromium lays out (test_deck_limits.py checks
+    the rest of the lecture limits, and these with the CSS's upper bound, without a browser)."""
+    measured = limits.measure(nbformat.read(path, as_version=4), path.stem, path.parent)
+    limits.add_displayed_widths(measured, ready(opened, path.name)["plots"])
+    found = [line for line in measured.breaches() if "figure" in line]
+    assert not found, measured.line() + "\n  " + "\n  ".join(found)

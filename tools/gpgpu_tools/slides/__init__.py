@@ -5,6 +5,9 @@ an `assets/` folder with reveal.js and MathJax, unpacked from their npm packages
 against their sha512) so that a deck opened from disk loads nothing from the network. The decks
 are made from the notebooks' committed outputs: nothing is executed.
 
+A code cell tagged `hide-input` shows its output on the slide and its code in the notebook only.
+`limits.measure(nb)` measures a deck's lecture path against the lecture limits of issue 23.
+
 `problems(nb)` lists what breaks the slide conventions that every notebook must follow (see
 `python -m gpgpu_tools.slides --help`, and the README's section for instructors).
 """
@@ -20,6 +23,8 @@ import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from .limits import HIDE_INPUT, MAX_FIGURE_HEIGHT, MAX_FIGURE_HEIGHT_UNDER_CODE, hides_input
 
 # Reveal.js and MathJax from the npm registry: name, version, the registry's sha512 of the tarball,
 # and the files a deck needs (paths inside the package; a folder is copied whole), licence included.
@@ -78,8 +83,11 @@ window.MathJax = {
   word-wrap: normal !important; text-align: left; margin-left: 0;
 }
 .reveal .jp-InputArea, .reveal .jp-OutputArea { margin-left: 0; }
-/* plots as wide as the slide allows */
-.reveal .jp-OutputArea-output img { max-width: 100%; max-height: 385px; width: auto; height: auto; }
+/* plots as wide as the slide allows; taller where the cell's code is not shown (hide-input) */
+.reveal .jp-OutputArea-output img {
+  max-width: 100%; max-height: @UNDER_CODE@px; width: auto; height: auto;
+}
+.reveal .celltag_hide-input .jp-OutputArea-output img { max-height: @MAX_FIGURE_HEIGHT@px; }
 </style>
 {%- endblock html_head_js_mathjax -%}
 {%- block footer_js -%}
@@ -94,7 +102,9 @@ Reveal.initialize({
 });
 </script>
 {%- endblock footer_js -%}
-"""
+""".replace("@MAX_FIGURE_HEIGHT@", str(MAX_FIGURE_HEIGHT)).replace(
+    "@UNDER_CODE@", str(MAX_FIGURE_HEIGHT_UNDER_CODE)
+)
 
 
 @dataclass
@@ -132,9 +142,9 @@ def problems(nb, name: str = "") -> list[str]:
     - the first cell is a markdown title slide "# Lesson NN · Topic" (NN = the file's number),
       and the title slide (that cell and what follows it up to the next slide) lists the learning
       goals as a Markdown list;
-    - a code cell shown on a slide has at most MAX_CODE_LINES lines of at most MAX_CODE_COLUMNS
-      characters: longer code belongs in the package (shown with notebook.show_source) or in a
-      cell with slide_type "skip" (it runs, but is not on the slides);
+    - a code cell shown on a slide (not tagged hide-input) has at most MAX_CODE_LINES lines of at
+      most MAX_CODE_COLUMNS characters: longer code belongs in the package (shown with
+      notebook.show_source) or in a cell with slide_type "skip" (it runs, but is not on the slides);
     - every slide has a heading: the cell that opens it is Markdown starting with '#'.
     """
     found = []
@@ -158,7 +168,7 @@ def problems(nb, name: str = "") -> list[str]:
             found.append(f"{where} has no metadata.slideshow.slide_type")
         elif kind not in SLIDE_TYPES:
             found.append(f"{where} has slide_type {kind!r}, not one of {', '.join(SLIDE_TYPES)}")
-        if cell.cell_type == "code" and kind in SHOWN:
+        if cell.cell_type == "code" and kind in SHOWN and not hides_input(cell):
             lines = cell.source.rstrip("\n").splitlines()
             if len(lines) > MAX_CODE_LINES:
                 found.append(
@@ -244,8 +254,9 @@ def exporter():
     """nbconvert's slides exporter with the offline template, images embedded, 1280x720 slides."""
     import jinja2
     from nbconvert import SlidesExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
-    return SlidesExporter(
+    made = SlidesExporter(
         extra_loaders=[jinja2.DictLoader({"offline_reveal.html.j2": TEMPLATE})],
         template_file="offline_reveal.html.j2",
         reveal_url_prefix="assets/reveal.js",
@@ -258,6 +269,11 @@ def exporter():
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
+    # results, not plumbing: a cell tagged hide-input shows its output without its code
+    made.register_preprocessor(
+        TagRemovePreprocessor(remove_input_tags={HIDE_INPUT}, enabled=True), enabled=True
+    )
+    return made
 
 
 def build(notebooks, out: Path, cache: Path | None = None) -> list[Deck]:

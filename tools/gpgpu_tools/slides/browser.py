@@ -45,7 +45,7 @@ INSPECT = """(async () => {
     title: heading ? heading.textContent.replace('\\u00b6', '').trim() : '',
     notes: document.querySelectorAll('aside.notes').length,
     notesPlugin: Reveal.hasPlugin('notes'), width: config.width, height: config.height,
-    overflow: [], plots: [], underControls: [], headless: []
+    overflow: [], plots: [], underControls: [], headless: [], characters: []
   };
   const controls = document.querySelector('.reveal .controls').getBoundingClientRect();
   const meets = (r, c) => r.width > 0 && r.height > 0 && r.left < c.right && r.right > c.left
@@ -55,6 +55,7 @@ INSPECT = """(async () => {
     const at = Reveal.getIndices(slide);
     Reveal.slide(at.h, at.v, Infinity);  // every fragment shown: the slide at its fullest
     const first = slide.innerText.trim().split('\\n')[0].slice(0, 60);
+    result.characters.push(slide.innerText.replace(/\\s+/g, ' ').trim().length);
     const cut = [...slide.querySelectorAll('pre')]
       .filter(pre => pre.scrollWidth > pre.clientWidth + 1);
     if (slide.scrollHeight > config.height || slide.scrollWidth > config.width || cut.length)
@@ -77,6 +78,30 @@ INSPECT = """(async () => {
 })()"""
 
 
+# How long one answer from Chromium may take on an idle machine, in seconds: printing a 66-slide
+# deck to PDF took 70 s on an idle 2-core machine. GPGPU_SLIDES_TIMEOUT replaces it.
+BASE_TIMEOUT = 120.0
+TIMEOUT_VARIABLE = "GPGPU_SLIDES_TIMEOUT"
+
+
+def scaled_timeout(base: float | None = None) -> float:
+    """`base` seconds (GPGPU_SLIDES_TIMEOUT, else BASE_TIMEOUT), times the load per core when the
+    machine is busier than one runnable process per core: a load of 40 on 2 cores waits 20x."""
+    if base is None:
+        setting = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+        try:
+            base = float(setting) if setting else BASE_TIMEOUT
+        except ValueError:
+            raise ValueError(
+                f"{TIMEOUT_VARIABLE}={setting!r} is not a number of seconds: set it to e.g. 300"
+            ) from None
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not on this platform
+        return base
+    return base * max(1.0, load / (os.cpu_count() or 1))
+
+
 def find_chromium() -> str | None:
     """The Chromium to use: $CHROMIUM, else chromium (Debian) or chromium-browser on the PATH."""
     return (
@@ -87,8 +112,11 @@ def find_chromium() -> str | None:
 class Chromium:
     """One headless Chromium with one page; `inspect(deck)` opens a deck and reports on it."""
 
-    def __init__(self, executable: str, width: int = 1280, height: int = 720, timeout: float = 30):
-        self.timeout = timeout
+    def __init__(
+        self, executable: str, width: int = 1280, height: int = 720, timeout: float | None = None
+    ):
+        self._timeout = timeout  # None: scaled_timeout(), read again before every wait
+        self.patience = 1.0  # a multiplier of the timeout, raised by print_pdf's retry
         self.profile = tempfile.TemporaryDirectory(prefix="gpgpu-slides-chromium-")
         # The child's ends are first copied to fds >= 10, so that placing them on 3 and 4 cannot
         # overwrite one with the other; copies made with dup2 are the only fds the exec keeps.
@@ -149,6 +177,11 @@ class Chromium:
             self.close()
             raise
 
+    @property
+    def timeout(self) -> float:
+        """Seconds to wait for one answer: the fixed timeout, or one that scales with the load."""
+        return self.patience * (self._timeout if self._timeout is not None else scaled_timeout())
+
     def send(self, method: str, session: str | None = None, **params) -> dict:
         """Send one command (to the browser, or to a page's session) and wait for its reply;
         events that arrive meanwhile go to self.events."""
@@ -171,10 +204,15 @@ class Chromium:
             self.events.append(reply)
 
     def _receive(self) -> dict:
-        deadline = time.monotonic() + self.timeout
+        waited = self.timeout
+        deadline = time.monotonic() + waited
         while b"\0" not in self._buffer:
             if not select.select([self._replies], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                raise TimeoutError(f"Chromium did not answer within {self.timeout} s")
+                raise TimeoutError(
+                    f"Chromium did not answer within {waited:.0f} s (load average "
+                    f"{_load():.1f} on {os.cpu_count()} cores); set {TIMEOUT_VARIABLE}=SECONDS "
+                    f"(on an idle machine; default {BASE_TIMEOUT:.0f}) to wait longer"
+                )
             chunk = os.read(self._replies, 1 << 20)
             if not chunk:
                 raise RuntimeError("Chromium closed the DevTools pipe (did it start?)")
@@ -332,3 +370,24 @@ class Chromium:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
+def print_pdf(chromium: Chromium, deck: Path, attempts: int = 2) -> bytes:
+    """`chromium.pdf(deck)`, tried again with twice the patience when Chromium times out (a loaded
+    machine can stall one print); the last attempt's TimeoutError is raised."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return chromium.pdf(deck)
+        except TimeoutError as problem:
+            if attempt == attempts:
+                raise
+            chromium.patience *= 2
+            print(f"{Path(deck).name}: {problem}; trying again, waiting twice as long")
+    raise ValueError(f"attempts must be at least 1, not {attempts}")
