@@ -12,12 +12,17 @@ STAMP  := $(VENV)/.installed-$(subst $(COMMA),-,$(EXTRAS))
 HOST   ?= 127.0.0.1
 OUT    ?= gpu-run-out
 
-.PHONY: help lab test canary notebooks slides gpu-wheels gpu-run gpu-unpack clean
+.PHONY: help lab test quick test-without-cuda lint fix new-lesson canary notebooks slides \
+	gpu-wheels gpu-run gpu-unpack clean
 
 help:
 	@echo "make lab         start JupyterLab on the notebooks (http://$(HOST):8888)"
 	@echo "make test        run the whole test suite, notebooks included (nbval)"
 	@echo "                 (make test CUDA=cu12: with the CUDA compiler, every kernel to PTX too)"
+	@echo "make quick       every test but the notebooks, PTX, the browser and slow runs"
+	@echo "make test-without-cuda  in a student's venv (no CUDA compiler): its tests skip, not fail"
+	@echo "make lint / fix  ruff check and format: check, or fix"
+	@echo "make new-lesson N=06 NAME=topic  a new lesson from templates/lesson/"
 	@echo "make canary      try the newest numpy, numba and numba-cuda in a throwaway environment"
 	@echo "make notebooks   execute every notebook in place (stores this machine's outputs)"
 	@echo "make slides      build reveal.js slide decks into build/slides (PDF=0: no PDF handouts)"
@@ -40,6 +45,29 @@ lab: $(STAMP)
 # Whole files to each core's pytest worker, the slowest first (SLOWEST_FIRST in tests/conftest.py).
 test: $(STAMP)
 	GPGPU_LESSONS_REQUIRE_PTX=$(if $(CUDA),1,0) $(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
+
+# The inner loop: every test but the notebooks, the PTX compilation, the browser and slow runs.
+quick: $(STAMP)
+	$(BIN)/python -m pytest tests -n auto --dist loadfile -m "not ptx and not browser and not slow"
+
+# A student's install has no CUDA compiler: the tests that need it must skip there, not fail
+# (a new CUDA wheel once broke `make test` that way). CI runs this before `make test CUDA=cu12`.
+test-without-cuda:
+	$(MAKE) --no-print-directory VENV=.venv-student CUDA= .venv-student/.installed-lab-test
+	.venv-student/bin/python -m pytest tests -n auto -m ptx
+	.venv-student/bin/python -m pytest tests/core/test_import_order.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check gpgpu_lessons tools tests notebooks templates
+	$(BIN)/ruff format --check gpgpu_lessons tools tests templates
+
+fix: $(STAMP)
+	$(BIN)/ruff format gpgpu_lessons tools tests templates
+	$(BIN)/ruff check --fix gpgpu_lessons tools tests notebooks templates
+
+# make new-lesson N=06 NAME=topic: a lesson package, notebook, exercises and tests whose tests pass
+new-lesson: $(STAMP)
+	$(BIN)/python -m gpgpu_tools.new_lesson $(N) $(NAME)
 
 # Not part of CI: needs the network, judges new releases (see README: "Dependency canary").
 canary: $(STAMP)

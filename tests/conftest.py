@@ -35,8 +35,18 @@ SLOWEST_FIRST = (
 )
 
 
+BROWSER_FIXTURES = {"browser", "decks", "opened"}  # tests/tools/test_slides.py: Chromium, decks
+
+
 def pytest_collection_modifyitems(items):
-    """The files of SLOWEST_FIRST first, in its order; each file's tests keep their order."""
+    """Markers for `make quick` (ptx: compiles for a GPU; browser: builds or opens decks), then
+    the files of SLOWEST_FIRST first, in its order; each file's tests keep their order."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "cuda_compiler" in fixtures:
+            item.add_marker(pytest.mark.ptx)
+        if fixtures & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
     rank = {path: n for n, path in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 

@@ -66,6 +66,8 @@ def test_has_an_exercise(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_committed_outputs_come_from_a_gpu_run(path):
+    if json.loads(path.read_text())["metadata"].get("gpgpu_lessons", {}).get("draft"):
+        pytest.skip(f"{path.name} is a draft from make new-lesson: make gpu-run stores its outputs")
     first = next(c for c in cells(path) if c["cell_type"] == "code")
     printed = "".join("".join(o.get("text", "")) for o in first.get("outputs", []))
     assert "running on the GPU (" in printed, (

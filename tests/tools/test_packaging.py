@@ -94,12 +94,62 @@ def test_the_canary_watches_the_pins_of_pyproject():
     assert not canary.admits(pins["numpy"], "2.5.0")  # numpy 2.5 breaks numba-cuda 0.30
 
 
-def test_readme_lists_every_make_target():
-    readme = (ROOT / "README.md").read_text()
+def test_contributing_lists_every_make_target():
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
     targets = re.findall(r"^([a-z][a-z-]+):", (ROOT / "Makefile").read_text(), re.M)
     for target in targets:
         if target not in ("help", "clean"):
-            assert f"make {target}" in readme, f"README.md does not mention 'make {target}'"
+            assert f"make {target}" in contributing, f"CONTRIBUTING.md lacks 'make {target}'"
+
+
+def test_ci_checks_a_students_install_too():
+    """`make test` once failed on a fresh clone without the CUDA wheels: CI runs both."""
+    commands = ci_commands()
+    assert commands.index("make test-without-cuda") < len(commands) - 1
+
+
+def layout_block() -> str:
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    return text.split("## Layout", 1)[1].split("```", 2)[1]
+
+
+def test_the_layout_of_contributing_names_every_module_and_nothing_else():
+    layout = layout_block()
+    for package, folder in (
+        ("gpgpu_lessons", ROOT / "gpgpu_lessons"),
+        ("gpgpu_tools", ROOT / "tools" / "gpgpu_tools"),
+    ):
+        entries = {p.name for p in folder.iterdir() if not p.name.startswith(("_", "."))}
+        entries = {
+            e
+            for e in entries
+            if e.endswith(".py")
+            or (folder / e / "__init__.py").exists()
+            or e == "recorded"
+            or e == "cuda_c"
+        }
+        missing = [e for e in sorted(entries) if e.removesuffix(".py") not in layout]
+        assert not missing, f"CONTRIBUTING.md's layout does not name {package}: {missing}"
+    named = re.findall(r"\b([a-z_]+\.py)\b", layout)
+    exists = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts}
+    assert not [n for n in named if n not in exists], "the layout names files that do not exist"
+
+
+def test_one_version_and_a_changelog_entry_for_it():
+    import gpgpu_lessons
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"]["attr"] == (
+        "gpgpu_lessons.__version__"
+    )
+    assert f"## {gpgpu_lessons.__version__}" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def test_the_licence_is_the_one_pyproject_declares():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
 
 
 def test_the_canary_verdict_for_each_pin():

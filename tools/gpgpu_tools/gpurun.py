@@ -217,6 +217,9 @@ def execute_notebook(source: Path, target: Path) -> None:
     )
     try:
         client.execute()
+        nb.metadata.get("gpgpu_lessons", {}).pop("draft", None)  # a GPU run's outputs now
+        if not nb.metadata.get("gpgpu_lessons", True):
+            del nb.metadata["gpgpu_lessons"]
     finally:
         nbformat.write(nb, target)
     print(f"executed {source.name}")

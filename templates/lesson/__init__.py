@@ -1,0 +1,4 @@
+"""Lesson {{N}}, {{TITLE}} (notebooks/{{N}}_{{NAME}}.ipynb).
+
+- `textbook`: the kernels of the story, each a few lines, with their wrappers.
+"""
