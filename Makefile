@@ -58,12 +58,12 @@ test-without-cuda:
 	.venv-student/bin/python -m pytest tests/core/test_import_order.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check gpgpu_lessons tools tests notebooks templates
-	$(BIN)/ruff format --check gpgpu_lessons tools tests templates
+	$(BIN)/ruff check gpgpu_lessons tools tests notebooks
+	$(BIN)/ruff format --check gpgpu_lessons tools tests
 
 fix: $(STAMP)
-	$(BIN)/ruff format gpgpu_lessons tools tests templates
-	$(BIN)/ruff check --fix gpgpu_lessons tools tests notebooks templates
+	$(BIN)/ruff format gpgpu_lessons tools tests
+	$(BIN)/ruff check --fix gpgpu_lessons tools tests notebooks
 
 # make new-lesson N=06 NAME=topic: a lesson package, notebook, exercises and tests whose tests pass
 new-lesson: $(STAMP)

@@ -1,4 +1,4 @@
-"""A new lesson from templates/lesson/: `python -m gpgpu_tools.new_lesson 06 topic` (make new-lesson).
+"""A new lesson from templates/lesson/: `python -m gpgpu_tools.new_lesson 06 topic`.
 
 Writes the lesson package `gpgpu_lessons/lNN_NAME/` (a textbook kernel and its wrapper), the
 notebook `notebooks/NN_NAME.ipynb` (slide metadata, notes on every slide, an Appendix and a
