@@ -172,6 +172,18 @@ def bandwidth_panel(ax, names: list, timings: dict, ceiling: Timing | None) -> b
     return True
 
 
+def _recorded_variants(key, timings, title, size, ceiling) -> results.Shown:
+    """Record timings of variants under key (GPU runs); return what to show (results.experiment)."""
+    data = {
+        "kind": "variants",
+        "title": title,
+        "size": size,
+        "timings": [t.as_dict() for t in timings],
+        "ceiling": ceiling.as_dict() if ceiling else None,
+    }
+    return results.experiment(key, data)
+
+
 def traced_beside_measured(
     draw_traced,
     measured: list,
@@ -191,14 +203,7 @@ def traced_beside_measured(
     draw_measured(ax, names, {name: Timing}, ceiling), which returns False when they are not
     GPU measurements. names: bottom to top.
     """
-    data = {
-        "kind": "variants",
-        "title": title,
-        "size": size,
-        "timings": [t.as_dict() for t in measured],
-        "ceiling": ceiling.as_dict() if ceiling else None,
-    }
-    shown = results.experiment(record_as, data)
+    shown = _recorded_variants(record_as, measured, title, size, ceiling)
     roof = Timing.from_dict(shown.data["ceiling"]) if shown.data.get("ceiling") else None
     fig, (left, right) = figure(1, 2, height=0.65 * len(names) + 2.6)
     with styled():
@@ -252,15 +257,8 @@ def variants(
     timings = _as_timings(timings)
     if not timings:
         raise ValueError("variants() needs at least one Timing to draw")
-    data = {
-        "kind": "variants",
-        "title": title,
-        "size": size,
-        "timings": [t.as_dict() for t in timings],
-        "ceiling": ceiling.as_dict() if ceiling else None,
-    }
-    shown = results.experiment(record_as, data)
-    drawn, where, shown = shown.timings(), shown.label, shown.data
+    shown = _recorded_variants(record_as, timings, title, size, ceiling)
+    drawn, where, live, shown = shown.timings(), shown.label, shown.live, shown.data
     panels = 2 if _has_bandwidth(drawn) else 1  # times only: one axis as wide as the figure
     fig, axes = figure(1, panels, height=0.6 * len(drawn) + 2.4, squeeze=False)
     with styled():
@@ -272,7 +270,7 @@ def variants(
         axes[0][0].set_title(
             heading(shown.get("title", title), shown.get("size"), where), loc="left"
         )
-        if shown is not data:
+        if not live:
             fig.supxlabel(SIMULATOR_SHOWS_RECORDED, fontsize=MIN_FONT_PT, color="dimgrey")
     plt.close(fig)
     return fig
