@@ -5,16 +5,14 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from . import plotting
 
-def show_images(images: dict, *, title: str | None = None, width: float = 3.2):
-    """Images side by side with their titles (grayscale drawn in gray, 0..255, no smoothing)."""
-    fig, axes = plt.subplots(
-        1,
-        len(images),
-        figsize=(width * len(images), width + 0.4),
-        squeeze=False,
-        layout="constrained",
-    )
+
+def show_images(images: dict, *, title: str | None = None):
+    """Images side by side with their titles (grayscale drawn in gray, 0..255, no smoothing),
+    in the slide style: plotting.WIDTH wide, each image as wide as the row allows (4 in at most)."""
+    side = min(4.0, plotting.WIDTH / len(images))
+    fig, axes = plotting.figure(1, len(images), height=side + 0.8, squeeze=False)
     for ax, (name, picture) in zip(axes[0], images.items(), strict=True):
         ax.imshow(
             picture,
@@ -23,11 +21,11 @@ def show_images(images: dict, *, title: str | None = None, width: float = 3.2):
             vmax=255,
             interpolation="nearest",
         )
-        ax.set_title(name, fontsize=9)
+        ax.set_title(name, fontsize=plotting.MIN_FONT_PT)
         ax.set_xticks([])
         ax.set_yticks([])
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=plotting.MIN_FONT_PT + 1)
     plt.close(fig)
     return fig
 

@@ -8,12 +8,19 @@ import textwrap
 import numpy as np
 from IPython.display import Code, Markdown, display
 
+from . import results
+from .formats import format_count, format_ms
+from .specialise import python_function
+
 
 def source(*functions) -> str:
     """The Python source of kernels or functions (a Numba kernel's original function included)."""
     texts = []
     for function in functions:
-        original = getattr(function, "py_func", None) or getattr(function, "fn", None) or function
+        try:
+            original = python_function(function)
+        except AttributeError:  # a plain function, class or module
+            original = function
         try:
             texts.append(textwrap.dedent(inspect.getsource(original)))
         except TypeError:
@@ -73,38 +80,43 @@ def _difference(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float)
     )
 
 
-def duration(ms: float) -> str:
-    """A time for people: '13.8 s', '1.74 ms', '52.1 µs', '830 ns' (three significant digits)."""
-    for unit, scale in (("s", 1e3), ("ms", 1.0), ("µs", 1e-3)):
-        if abs(ms) >= scale:
-            return f"{ms / scale:.3g} {unit}"
-    return f"{ms * 1e6:.3g} ns"
+duration = format_ms  # the names the notebooks call: a time in ms, an element count
+count = format_count
 
 
-def count(n: int) -> str:
-    """An element count for people: '100', '10,000', '2^28' (powers of two from 2^10 up)."""
-    n = int(n)
-    if n >= 1024 and n & (n - 1) == 0:
-        return f"2^{n.bit_length() - 1}"
-    return f"{n:,}"
+def recorded_table(key: str | None, header: list[str], rows: list[list], *, title: str, size=None):
+    """Record a measured table under `key` (GPU runs) and return what to show: `results.Shown`,
+    this run's table on a GPU, the recorded GPU run's in the simulator."""
+    data = {"kind": "table", "title": title, "size": size, "columns": header, "rows": rows}
+    return results.experiment(key, data)
 
 
-def show_table(
-    key: str | None, header: list[str], rows: list[list], *, title: str, size: str | None = None
-):
+def show_recorded(shown, *, beside: tuple[list[str], dict] | None = None) -> None:
+    """Display a table experiment under a heading naming what, at which size, and where it ran.
+
+    beside: (columns, {first cell of a row: cells}) counted on this machine (the tracer's),
+    added to the right of the rows they name.
+    """
+    heading = shown.title
+    header, rows = list(shown.data["columns"]), [list(row) for row in shown.data["rows"]]
+    if beside is not None:
+        columns, cells = beside
+        header += columns
+        rows = [row + list(cells.get(row[0], [""] * len(columns))) for row in rows]
+        heading += f"** ({shown.label}) · tracer counts from this machine"
+    else:
+        heading += f"** ({shown.label})"
+    display(Markdown(f"**{heading}"))
+    table(header, rows)
+
+
+def show_table(key: str | None, header: list[str], rows: list[list], *, title: str, size=None):
     """Record a measured table (GPU runs) and show it; in the simulator, the recorded GPU table.
 
     The heading names what was measured, its size and where: this GPU, or the recorded run.
-    Returns None (a cell ending with it shows no Out[] value); results.experiment gives the data.
+    Returns None (a cell ending with it shows no Out[] value); `recorded_table` gives the data.
     """
-    from . import results
-
-    shown = results.experiment(
-        key, {"kind": "table", "title": title, "size": size, "columns": header, "rows": rows}
-    )
-    heading = shown.title or (f"{title} · {size}" if size and shown.live else title)
-    display(Markdown(f"**{heading}** ({shown.label})"))
-    table(shown.data["columns"], shown.data["rows"])
+    show_recorded(recorded_table(key, header, rows, title=title, size=size))
 
 
 def table(header: list[str], rows: list[list]) -> None:

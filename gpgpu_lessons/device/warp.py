@@ -2,13 +2,15 @@
 
 from numba import cuda
 
-FULL_MASK = 0xFFFFFFFF  # all 32 lanes of a warp take part
+from ..hardware import FULL_MASK, WARP_SIZE
+
+__all__ = ["FULL_MASK", "warp_sum"]  # FULL_MASK: hardware's, where the kernels look for it
 
 
 @cuda.jit(device=True)
 def warp_sum(value):
     """Sum over the 32 lanes of a warp with shfl_down_sync: lane 0 ends with the total."""
-    offset = 16
+    offset = WARP_SIZE // 2
     while offset > 0:
         value += cuda.shfl_down_sync(FULL_MASK, value, offset)
         offset //= 2

@@ -9,8 +9,8 @@ from .. import plotting
 
 def launch_timeline():
     """Host and GPU timelines of `launch; stop the clock` with and without a synchronize."""
-    with plt.rc_context(plotting.STYLE):
-        fig, ax = plt.subplots(figsize=(plotting.WIDTH, 3.6), layout="constrained")
+    fig, ax = plotting.figure(height=4.0)
+    with plotting.styled():
         ax.broken_barh([(0, 0.9)], (0.75, 0.5), color="tab:blue")
         ax.text(0.45, 1.0, "launch", ha="center", va="center", color="white")
         ax.broken_barh([(0.9, 6.1)], (0.75, 0.5), color="lightgrey")
@@ -23,7 +23,7 @@ def launch_timeline():
         ):
             ax.axvline(x, color=colour, linestyle="--", linewidth=1.5)
             ax.text(x + 0.08, 1.45, label, color=colour, va="bottom")
-        ax.set_yticks([1.0, 0.0], ["host (Python)", "GPU"], fontsize=13)
+        ax.set_yticks([1.0, 0.0], ["host (Python)", "GPU"])
         ax.set_xticks([])
         ax.set_xlabel("time")
         ax.set_ylim(-0.5, 2.3)

@@ -6,16 +6,18 @@ formulas copied out of the kernels.
 
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
 
-from .. import plotting, results
+from .. import plotting
+from ..hardware import LINE_BYTES as LINE
+from ..hardware import SECTOR_BYTES as SECTOR
 from ..timing import Timing
 
-SECTOR, LINE = 32, 128  # bytes of a sector, of a cache line
 SHOWN_SECTORS = 32  # the strip shows the first 1024 bytes of the array
-LABEL_SIZE = 13  # points: the rows' names, read from the back of a room
-NOT_MEASURED = "traced here; the GPU's bandwidths appear once a GPU run is recorded"
+NOT_MEASURED = plotting.NOT_MEASURED
 
 
 def sectors_touched(lane_bytes) -> list[int]:
@@ -33,10 +35,8 @@ def _strip_note(lane_bytes) -> str:
 def draw_warp_requests(patterns: dict):
     """One strip per {label: [(first byte, size) per lane]}: the bytes a warp's load asks for."""
     rows = list(patterns.items())
-    with plt.rc_context(plotting.STYLE):
-        fig, ax = plt.subplots(
-            figsize=(plotting.WIDTH, 0.7 * len(rows) + 1.6), layout="constrained"
-        )
+    fig, ax = plotting.figure(height=0.8 * len(rows) + 2.0)
+    with plotting.styled():
         colours = plt.get_cmap("viridis")
         for row, (_, lane_bytes) in enumerate(rows):
             y = len(rows) - 1 - row
@@ -58,7 +58,7 @@ def draw_warp_requests(patterns: dict):
         notes.set_ylim(ax.get_ylim())
         notes.set_yticks(ticks, [_strip_note(lane_bytes) for _, lane_bytes in rows])
         for side in (ax, notes):
-            side.tick_params(axis="y", length=0, labelsize=LABEL_SIZE)
+            side.tick_params(axis="y", length=0)
         ax.set_xlabel(
             "byte from the array's start (grey boxes: 32-byte sectors; black lines: 128-byte lines)"
         )
@@ -69,73 +69,24 @@ def draw_warp_requests(patterns: dict):
     return fig
 
 
-def _bars(ax, names, values, colour, labels, *, log: bool = False, reach: float = 0) -> None:
-    """Horizontal bars with a label at each bar's end, inside the frame (which reaches `reach`)."""
-    ax.barh(names, values, color=colour)
-    if log:
-        ax.set_xscale("log")
-        ax.set_xlim(min(v for v in values if v > 0) / 2, max(max(values) * 12, reach * 1.5))
-    else:
-        ax.set_xlim(0, max(max(values) * 1.6, reach * 1.1))
-    for y, (v, label) in enumerate(zip(values, labels)):  # on white: a ceiling line passes behind
-        ax.annotate(
-            label,
-            (v, y),
-            xytext=(5, 0),
-            textcoords="offset points",
-            va="center",
-            bbox={"color": "white", "pad": 0.5},
-        )
+def _traced_panel(traced: dict, metric: str):
+    """draw(ax, names): traced sectors per warp request (ideal marked), or requests per KiB."""
 
+    def draw(ax, names):
+        sectors = [traced[n].sectors_per_request for n in names]
+        if metric == "sectors":
+            ideals = [traced[n].ideal_sectors for n in names]
+            labels = [f"{v:g} (ideal {i:g})" for v, i in zip(sectors, ideals)]
+            plotting.bars(ax, sectors, labels, names=names, colour="tab:orange", log=False)
+            ax.scatter(ideals, range(len(names)), marker="|", s=600, color="black", zorder=3)
+            ax.set_xlabel("32-byte sectors per warp request (traced)")
+        else:
+            requests = [traced[n].requests_per_kib for n in names]
+            labels = [f"{r:g} ({s:g} sectors each)" for r, s in zip(requests, sectors)]
+            plotting.bars(ax, requests, labels, names=names, colour="tab:orange", log=False)
+            ax.set_xlabel("warp requests per KiB loaded (traced)")
 
-def _traced_panel(ax, traced: dict, names: list, metric: str) -> None:
-    """The tracer's counts: sectors per warp request (ideal marked), or requests per KiB."""
-    sectors = [traced[n].sectors_per_request for n in names]
-    if metric == "sectors":
-        ideals = [traced[n].ideal_sectors for n in names]
-        labels = [f"{v:g} (ideal {i:g})" for v, i in zip(sectors, ideals)]
-        _bars(ax, names, sectors, "tab:orange", labels)
-        ax.scatter(ideals, range(len(names)), marker="|", s=600, color="black", zorder=3)
-        ax.set_xlabel("32-byte sectors per warp request (traced)")
-    else:
-        requests = [traced[n].requests_per_kib for n in names]
-        labels = [f"{r:g} ({s:g} sectors each)" for r, s in zip(requests, sectors)]
-        _bars(ax, names, requests, "tab:orange", labels)
-        ax.set_xlabel("warp requests per KiB loaded (traced)")
-
-
-def _measured_panel(ax, shown: results.Shown, names: list) -> bool:
-    """The GPU's bandwidths of the same kernels against the ceiling; False if none was measured."""
-    timings = {t.name: t for t in shown.timings()}
-    drawn = [timings.get(n) for n in names]
-    ax.set_yticks(range(len(names)), [""] * len(names))
-    if any(t is None or t.simulated or t.gbs is None for t in drawn):
-        ax.text(
-            0.5,
-            0.5,
-            "no GPU run of these kernels\nrecorded yet",
-            ha="center",
-            va="center",
-            transform=ax.transAxes,
-            color="dimgrey",
-        )
-        ax.set_xticks([])
-        return False
-    roof = Timing.from_dict(shown.data["ceiling"])
-    gbs = [t.gbs for t in drawn]
-    labels = [f"{g:,.0f} GB/s ({100 * g / roof.gbs:.0f}%)" for g in gbs]
-    _bars(
-        ax,
-        names,
-        gbs,
-        "tab:green",
-        labels,
-        log=max(gbs) / min(gbs) > plotting.WIDE_RANGE,
-        reach=roof.gbs,
-    )
-    ax.axvline(roof.gbs, color="black", linestyle="--", linewidth=1)
-    ax.set_xlabel(f"GB/s on the GPU (dashed: {roof.name}, {roof.gbs:,.0f})")
-    return True
+    return draw
 
 
 def traced_and_measured(
@@ -152,9 +103,7 @@ def traced_and_measured(
 
     traced: {label: tracing.Traced}; measured: {label: Timing} of the same labels (timed at
     `size`, against `ceiling`); metric "sectors" (32-byte sectors per request, ideal marked) or
-    "requests" (warp requests per KiB loaded). The measured half is this run's on a GPU, the
-    recorded GPU run's in the simulator (`results.experiment`); the traced half is the same on
-    any machine.
+    "requests" (warp requests per KiB loaded). See plotting.traced_beside_measured.
     """
     if metric not in ("sectors", "requests"):
         raise ValueError(f"metric must be 'sectors' or 'requests', got {metric!r}")
@@ -162,23 +111,12 @@ def traced_and_measured(
         raise ValueError(
             f"traced and measured name different kernels: {set(traced) ^ set(measured)}"
         )
-    data = {
-        "kind": "variants",
-        "title": title,
-        "size": size,
-        "timings": [{**t.as_dict(), "name": label} for label, t in measured.items()],
-        "ceiling": ceiling.as_dict(),
-    }
-    shown = results.experiment(record_as, data)
-    names = list(traced)[::-1]
-    with plt.rc_context(plotting.STYLE):
-        fig, (left, right) = plt.subplots(
-            1, 2, figsize=(plotting.WIDTH, 0.55 * len(names) + 2.3), layout="constrained"
-        )
-        _traced_panel(left, traced, names, metric)
-        left.tick_params(axis="y", labelsize=LABEL_SIZE)
-        where = shown.label if _measured_panel(right, shown, names) else NOT_MEASURED
-        heading = plotting.heading(shown.data.get("title", title), shown.data.get("size"), where)
-        left.set_title(heading, loc="left")
-    plt.close(fig)
-    return fig
+    return plotting.traced_beside_measured(
+        _traced_panel(traced, metric),
+        [dataclasses.replace(t, name=label) for label, t in measured.items()],
+        names=list(traced)[::-1],
+        title=title,
+        size=size,
+        ceiling=ceiling,
+        record_as=record_as,
+    )

@@ -5,12 +5,15 @@ Kernels see every image as (height, width, channels): a gray image gets a channe
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import launch, runtime
+from ..hardware import MAX_THREADS_PER_BLOCK
 
 CHANNELS = 3  # an RGB pixel; a gray image is seen as (height, width, 1)
-MAX_TILE = 32  # a mosaic tile is one block of one thread per pixel: at most 32 x 32 = 1024
+MAX_TILE = math.isqrt(MAX_THREADS_PER_BLOCK)  # a tile is one block of a thread per pixel: 32
 
 
 def image_input(image, name: str = "image"):

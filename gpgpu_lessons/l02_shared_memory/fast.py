@@ -13,7 +13,7 @@ small load in flight: far from what the memory system can deliver. The tricks, o
 7. rows of any length (`row_layout`): an output row is a few head bytes, aligned words, a few
    tail bytes; the row's first threads copy those edge bytes, one each, while their words are in
    flight. The bytes an aligned output word needs may start anywhere in the source
-   (`word_reader`): two aligned loads and a funnel shift;
+   (`read_words`): two aligned loads and a funnel shift;
 8. one pixel per row: an N x 1 image's vertical flip mirrors the pixels of ONE row (1 x N), and
    its horizontal flip is a copy (the vertical flip of one row).
 
@@ -34,7 +34,10 @@ import numpy as np
 from numba import cuda, uint32, uint64
 
 from .. import launch
+from ..hardware import WARP_SIZE
+from ..specialise import specialise
 from . import checks, textbook, whole_rows
+from .whole_rows import reversed_word
 
 # The negative: 4-byte words, WORDS_PER_THREAD of them per thread, all loaded before the first
 # store (16 bytes in flight per thread, as in the flips), in blocks of the flips' 256 threads.
@@ -78,141 +81,139 @@ def negative_words(src_words, dst_words, src_bytes, dst_bytes):
 
 # ---- the flips: words from any byte, several per thread --------------------------------------
 
-
-def word_reader(word_bytes: int, count: int):
-    """A device function: `count` words from ANY byte of src, by aligned loads and funnel shifts."""
-    word = uint32 if word_bytes == 4 else uint64
-
-    @cuda.jit(device=True, inline="always")
-    def funnel(lo, hi, shift):
-        """Bytes shift.. of lo, then hi's first bytes (little-endian); shift 0 gives lo."""
-        bits = word(8 * shift)  # hi << (8 * word_bytes - bits) is undefined for bits = 0: 2 shifts
-        return word((lo >> bits) | ((hi << (word(8 * word_bytes - 1) - bits)) << word(1)))
-
-    @cuda.jit(device=True, inline="always")
-    def read_words(src, words, lead, start, held, at):
-        """held[at:at + count] = the words of bytes src[start:]; `words`: src's aligned words."""
-        i, shift = divmod(start - lead, word_bytes)  # they start `shift` bytes into word i
-        last = i + count if shift else i + count - 1  # and end in aligned word `last`
-        if i < 0 or last >= words.size:  # a partial word at an end of src: byte by byte
-            for w in range(count):
-                held[at + w] = word(0)
-                for b in range(word_bytes):
-                    held[at + w] |= word(src[start + w * word_bytes + b]) << word(8 * b)
-        else:
-            for w in range(count):  # two aligned loads a word, one when shift is 0
-                lo = words[i + w]
-                held[at + w] = funnel(lo, words[i + w + 1] if shift else lo, shift)
-
-    return read_words
+# The constants the device functions and kernels below read; `flip_kernel` compiles them with
+# other values (`specialise`). As written: 8-byte words of gray pixels, the tuned flips.
+WORD = uint64  # the word a thread moves: uint32 or uint64
+BYTES_PER_WORD = 8  # its size
+GROUP_WORDS = 1  # words a thread moves per step: a horizontal flip's channels, 1 for vertical
+PER_THREAD = FLIP_PER_THREAD  # groups a thread moves
+WORD_TYPES = {4: uint32, 8: uint64}
 
 
-def row_layout(channels: int, word_bytes: int, mirrored: bool):
-    """Device functions: where a row's aligned groups of `channels` words lie, and its edge."""
-    group = channels * word_bytes
-
-    @cuda.jit(device=True, inline="always")
-    def layout(row, row_bytes, dst_lead):
-        """(head, groups, out): bytes before the first group, whole groups, its word of dst."""
-        head = (dst_lead - row) % word_bytes  # bytes to dst's next aligned word
-        while head % channels:  # RGB: on to an aligned word that starts a pixel (twice at most)
-            head += word_bytes
-        head = min(head, row_bytes)
-        return head, (row_bytes - head) // group, (row + head - dst_lead) // word_bytes
-
-    @cuda.jit(device=True, inline="always")
-    def move_edge(src, dst, row, source, row_bytes, head, groups, first):
-        """The bytes before and after the row's groups, one per thread of the row's first run."""
-        if first < cuda.blockDim.x:  # the first run: `first` is the thread's x
-            for j in range(first, row_bytes - groups * group, cuda.blockDim.x):
-                b = j if j < head else j + groups * group  # byte b of the output row
-                s = row_bytes - (b // channels + 1) * channels + b % channels if mirrored else b
-                dst[row + b] = src[source + s]
-
-    return layout, move_edge
+@cuda.jit(device=True, inline="always")
+def funnel(lo, hi, shift):
+    """Bytes shift.. of lo, then hi's first bytes (little-endian); shift 0 gives lo."""
+    bits = WORD(8 * shift)  # hi << (8 * BYTES_PER_WORD - bits) is undefined for bits = 0: 2 shifts
+    return WORD((lo >> bits) | ((hi << (WORD(8 * BYTES_PER_WORD - 1) - bits)) << WORD(1)))
 
 
-def flip_vertical_kernel(word_bytes: int, per_thread: int):
-    """The vertical flip of rows of any length on 4- or 8-byte words (flip_kernel compiles it)."""
-    read_word = word_reader(word_bytes, 1)
-    layout, move_edge = row_layout(1, word_bytes, mirrored=False)
-
-    def flip(src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run):
-        """Row y of dst is row height-1-y of src: aligned words (loads, then stores), edge bytes."""
-        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: 2**31 - 1
-        first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(per_thread, src_words.dtype)  # registers: the k loops unroll
-        if y < height:
-            row, mirror = y * row_bytes, (height - 1 - y) * row_bytes
-            head, words, out = layout(row, row_bytes, dst_lead)
-            for k in range(per_thread):  # all loads first: thread t, word t of a warp's run
-                g = first + k * cuda.blockDim.x
-                if g < words:
-                    read_word(src, src_words, src_lead, mirror + head + g * word_bytes, held, k)
-            move_edge(src, dst, row, mirror, row_bytes, head, words, first)  # loads in flight
-            for k in range(per_thread):
-                g = first + k * cuda.blockDim.x
-                if g < words:
-                    dst_words[out + g] = held[k]
-
-    return flip
+@cuda.jit(device=True, inline="always")
+def read_words(src, words, lead, start, held, at):
+    """held[at:at + GROUP_WORDS] = the words of bytes src[start:]; words: src's aligned words."""
+    i, shift = divmod(start - lead, BYTES_PER_WORD)  # they start `shift` bytes into word i
+    last = i + GROUP_WORDS if shift else i + GROUP_WORDS - 1  # and end in aligned word `last`
+    if i < 0 or last >= words.size:  # a partial word at an end of src: byte by byte
+        for w in range(GROUP_WORDS):
+            held[at + w] = WORD(0)
+            for b in range(BYTES_PER_WORD):
+                held[at + w] |= WORD(src[start + w * BYTES_PER_WORD + b]) << WORD(8 * b)
+    else:
+        for w in range(GROUP_WORDS):  # two aligned loads a word, one when shift is 0
+            lo = words[i + w]
+            held[at + w] = funnel(lo, words[i + w + 1] if shift else lo, shift)
 
 
-def pixel_reverser(channels: int, word_bytes: int):
-    """A device function: store a group of word_bytes pixels with the pixels reversed."""
-    if word_bytes not in WORD_BYTES:
-        raise ValueError(f"a flip's words are 4 or 8 bytes, got {word_bytes}")
-    reversed_word = whole_rows.reversed_word_of(channels, word_bytes)
-
-    @cuda.jit(device=True, inline="always")
-    def write_reversed(words, j, held, first):
-        """words[j:j + channels] = the group held[first:first + channels], pixels reversed."""
-        for w in range(channels):
-            words[j + w] = reversed_word(held, first, w)
-
-    return write_reversed
+@cuda.jit(device=True, inline="always")
+def row_layout(row, row_bytes, dst_lead):
+    """(head, groups, out): bytes before the row's first aligned group, whole groups, its word."""
+    head = (dst_lead - row) % BYTES_PER_WORD  # bytes to dst's next aligned word
+    while head % GROUP_WORDS:  # RGB: on to an aligned word that starts a pixel (twice at most)
+        head += BYTES_PER_WORD
+    head = min(head, row_bytes)
+    groups = (row_bytes - head) // (GROUP_WORDS * BYTES_PER_WORD)
+    return head, groups, (row + head - dst_lead) // BYTES_PER_WORD
 
 
-def flip_horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
-    """The horizontal flip of 1- or 3-channel rows of any length (flip_kernel compiles it)."""
-    read_group = word_reader(word_bytes, channels)  # a group: word_bytes pixels, channels words
-    write_reversed = pixel_reverser(channels, word_bytes)
-    layout, move_edge = row_layout(channels, word_bytes, mirrored=True)
-    group = channels * word_bytes
+@cuda.jit(device=True, inline="always")
+def move_edge(src, dst, row, source, row_bytes, head, groups, first, mirrored):
+    """The bytes before and after the row's groups, one per thread of the row's first run;
+    mirrored (a horizontal flip): each from the mirrored pixel."""
+    group = GROUP_WORDS * BYTES_PER_WORD
+    if first < cuda.blockDim.x:  # the first run: `first` is the thread's x
+        for j in range(first, row_bytes - groups * group, cuda.blockDim.x):
+            b = j if j < head else j + groups * group  # byte b of the output row
+            pixel = row_bytes - (b // GROUP_WORDS + 1) * GROUP_WORDS + b % GROUP_WORDS
+            dst[row + b] = src[source + (pixel if mirrored else b)]
 
-    def flip(src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run):
-        """Mirror groups of word_bytes pixels (reversing the pixels inside), then the edge bytes."""
-        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
-        first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(per_thread * channels, src_words.dtype)  # a constant size
-        if y < height:
-            row = y * row_bytes
-            head, groups, out = layout(row, row_bytes, dst_lead)
-            end = row + row_bytes - head  # group g mirrors the group ending g groups before end
-            for k in range(per_thread):  # load mirrored groups: a warp reads a run backwards
-                g = first + k * cuda.blockDim.x
-                if g < groups:
-                    read_group(src, src_words, src_lead, end - (g + 1) * group, held, k * channels)
-            move_edge(src, dst, row, row, row_bytes, head, groups, first)  # loads in flight
-            for k in range(per_thread):  # reverse the pixels of each group, store
-                g = first + k * cuda.blockDim.x
-                if g < groups:
-                    write_reversed(dst_words, out + g * channels, held, k * channels)
 
-    return flip
+@cuda.jit
+def flip_vertical_words(
+    src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run
+):
+    """Row y of dst is row height-1-y of src: aligned words (loads, then stores), edge bytes."""
+    y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: 2**31 - 1
+    first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    held = cuda.local.array(PER_THREAD, WORD)  # registers: the k loops unroll
+    if y < height:
+        row, mirror = y * row_bytes, (height - 1 - y) * row_bytes
+        head, words, out = row_layout(row, row_bytes, dst_lead)
+        for k in range(PER_THREAD):  # all loads first: thread t, word t of a warp's run
+            g = first + k * cuda.blockDim.x
+            if g < words:
+                read_words(src, src_words, src_lead, mirror + head + g * BYTES_PER_WORD, held, k)
+        move_edge(src, dst, row, mirror, row_bytes, head, words, first, False)  # loads in flight
+        for k in range(PER_THREAD):
+            g = first + k * cuda.blockDim.x
+            if g < words:
+                dst_words[out + g] = held[k]
+
+
+@cuda.jit(device=True, inline="always")
+def write_reversed(words, j, held, first):
+    """words[j:j + GROUP_WORDS] = the group held[first:first + GROUP_WORDS], pixels reversed."""
+    for w in range(GROUP_WORDS):
+        words[j + w] = reversed_word(held, first, w)
+
+
+@cuda.jit
+def flip_horizontal_words(
+    src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run
+):
+    """Mirror groups of BYTES_PER_WORD pixels (reversing the pixels inside), then the edge."""
+    group = GROUP_WORDS * BYTES_PER_WORD
+    y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
+    first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    held = cuda.local.array(PER_THREAD * GROUP_WORDS, WORD)  # a constant size
+    if y < height:
+        row = y * row_bytes
+        head, groups, out = row_layout(row, row_bytes, dst_lead)
+        end = row + row_bytes - head  # group g mirrors the group ending g groups before end
+        for k in range(PER_THREAD):  # load mirrored groups: a warp reads a run backwards
+            g = first + k * cuda.blockDim.x
+            if g < groups:
+                read_words(src, src_words, src_lead, end - (g + 1) * group, held, k * GROUP_WORDS)
+        move_edge(src, dst, row, row, row_bytes, head, groups, first, True)  # loads in flight
+        for k in range(PER_THREAD):  # reverse the pixels of each group, store
+            g = first + k * cuda.blockDim.x
+            if g < groups:
+                write_reversed(dst_words, out + g * GROUP_WORDS, held, k * GROUP_WORDS)
+
+
+DEVICE_FUNCTIONS = (funnel, read_words, row_layout, move_edge, reversed_word, write_reversed)
 
 
 @functools.cache
 def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
     """The flip kernel for these constants, compiled once, under its own name in a profiler."""
+    if word_bytes not in WORD_BYTES:
+        raise ValueError(f"a flip's words are 4 or 8 bytes, got {word_bytes}")
     if horizontal:
-        flip = flip_horizontal_kernel(channels, word_bytes, per_thread)
-        kind = f"horizontal_words_{'gray' if channels == 1 else 'rgb'}"
+        kernel, kind = (
+            flip_horizontal_words,
+            f"horizontal_words_{'gray' if channels == 1 else 'rgb'}",
+        )
     else:
-        flip = flip_vertical_kernel(word_bytes, per_thread)
-        kind = "vertical_words"
-    flip.__name__ = flip.__qualname__ = f"flip_{kind}_{word_bytes}B_x{per_thread}"
-    return cuda.jit(flip)
+        kernel, kind, channels = flip_vertical_words, "vertical_words", 1
+    return specialise(
+        kernel,
+        f"flip_{kind}_{word_bytes}B_x{per_thread}",
+        device_functions=DEVICE_FUNCTIONS,
+        inline_device_functions=True,
+        WORD=WORD_TYPES[word_bytes],
+        BYTES_PER_WORD=word_bytes,
+        GROUP_WORDS=channels,
+        PER_THREAD=per_thread,
+    )
 
 
 # ---- wrappers --------------------------------------------------------------------------------
@@ -242,7 +243,7 @@ def negative_fast(image, *, out=None):
     src_words, dst_words = src_bytes[:whole].view(np.uint32), dst_bytes[:whole].view(np.uint32)
     # whole warps, fewer than WORD_THREADS when the image has few words
     per_words = max(1, launch.blocks_for(n // 4, WORDS_PER_THREAD))
-    threads = min(WORD_THREADS, 32 * launch.blocks_for(per_words, 32))
+    threads = min(WORD_THREADS, WARP_SIZE * launch.blocks_for(per_words, WARP_SIZE))
     blocks = launch.grid_1d(n // 4, threads * WORDS_PER_THREAD)
     return launch.single(
         negative_words,
@@ -320,7 +321,8 @@ def flip_steps(kernel, src, dst, height, word_bytes, group, per_thread, block) -
     row_bytes = src.size // height
     groups = max(1, row_bytes // group)  # a row's groups at most (one thread for a short edge)
     along, rows = block if len(block) == 2 else (block[0], 1)
-    threads = min(along, 32 * launch.blocks_for(launch.blocks_for(groups, per_thread), 32))
+    warps = launch.blocks_for(launch.blocks_for(groups, per_thread), WARP_SIZE)
+    threads = min(along, WARP_SIZE * warps)  # whole warps, no more than the row needs
     rows = min(height, max(rows, along * rows // threads))  # the block's threads, if it can
     runs = launch.blocks_for(groups, threads * per_thread)
     args = (src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes)
@@ -402,6 +404,8 @@ def _flip_signature(word_bytes: int) -> str:
 # every flip instance flip_words takes, at the tuned words per thread
 SIGNATURES = {
     negative_words: ["void(uint32[::1], uint32[::1], uint8[::1], uint8[::1])"],
+    flip_vertical_words: [_flip_signature(BYTES_PER_WORD)],  # as written: the module's constants
+    flip_horizontal_words: [_flip_signature(BYTES_PER_WORD)],
     **{
         flip_kernel(horizontal, channels, b, FLIP_PER_THREAD): [_flip_signature(b)]
         for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))

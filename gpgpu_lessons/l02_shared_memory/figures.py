@@ -1,7 +1,7 @@
 """Lesson 02's pictures: the memories of a GPU, a mosaic's tiles, and a mosaic's barrier intervals.
 
-Every figure is plotting.WIDTH (12 inches) wide with text of FONT (13 pt) or more, so that it
-reads from the back of a room on a 1280 x 720 slide.
+Every figure is drawn in the core's slide style (plotting.figure): it reads from the back of a
+room on a 1280 x 720 slide.
 """
 
 from __future__ import annotations
@@ -13,22 +13,18 @@ from .. import plotting
 from ..launch import blocks_for
 from . import tracing
 
-FONT = 13  # points: the smallest text on a slide
-STYLE = {**plotting.STYLE, "xtick.labelsize": FONT, "ytick.labelsize": FONT}
-
 # the memories an SM owns: (name, who sees it, what to know), one row each inside the SM
 _ON_CHIP = [
     ("registers", "one thread", "64K x 32 bit per SM, ~1 cycle", "#9ecae1"),
-    ("local memory", "one thread", "spills and arrays: private, but off chip", "#fdd0a2"),
     ("shared memory", "one block", "up to 227 KiB per SM, ~30 cycles", "#a1d99b"),
-    ("L1 cache", "one SM", "shares 256 KiB with shared memory", "#d9d9d9"),
+    ("L1 cache", "one SM", "caches global and local data", "#d9d9d9"),
     ("constant cache", "one SM", "one value broadcast to a warp", "#dadaeb"),
 ]
-# the memories off chip: (lines of text, colour)
+# the memories off chip, in device memory: (lines of text, colour)
 _OFF_CHIP = [
-    ("global memory\nevery thread, every block,\nthe host by copies\ncuda.to_device", "#fdae6b"),
-    ("constant memory\nall threads read it,\nthe host writes it\ncuda.const, 64 KiB", "#bcbddc"),
-    ("local memory\none thread: spilled\nregisters, local arrays\ncuda.local.array", "#fdd0a2"),
+    ("global memory\nevery thread sees it,\nthe host copies to it\ncuda.to_device", "#fdae6b"),
+    ("constant memory\nevery thread reads it,\nthe host writes it\ncuda.const, 64 KiB", "#bcbddc"),
+    ("local memory\none thread's spills\nand local arrays,\ncached in L1 and L2", "#fdd0a2"),
 ]
 
 
@@ -47,55 +43,50 @@ def _box(ax, x, y, w, h, colour, *, dashed=False):
 
 
 def memory_hierarchy():
-    """The memories of a GPU: on chip (in each SM, then L2) and off chip (HBM), and the host."""
-    with plt.rc_context(STYLE):
-        fig = plt.figure(figsize=(plotting.WIDTH, 5.0))  # fits a slide under its heading
-        ax = fig.add_axes((0, 0, 1, 1))  # one data unit: one inch across, 0.93 inch up
+    """The memories of a GPU: on chip (in each SM, then L2) and off chip (device memory, where
+    global, constant and local memory live), and the host."""
+    with plotting.styled():
+        fig = plt.figure(figsize=(plotting.WIDTH, 5.8))  # fits a slide under its heading
+        ax = fig.add_axes((0, 0, 1, 1))  # one data unit: one inch
         ax.set_xlim(0, plotting.WIDTH)
-        ax.set_ylim(0, 5.4)
+        ax.set_ylim(0, 5.8)
         ax.axis("off")
         # the chip: one SM (of many), then L2
-        _box(ax, 0.05, 2.0, 11.9, 3.35, "#f7f7f7", dashed=True)
-        ax.text(0.2, 5.13, "on chip: fast, small", weight="bold", va="center")
-        _box(ax, 0.2, 2.72, 8.6, 2.2, "white")
-        ax.text(0.35, 4.71, "one SM (streaming multiprocessor)", weight="bold", va="center")
+        _box(ax, 0.05, 2.2, 11.9, 3.55, "#f7f7f7", dashed=True)
+        ax.text(0.2, 5.5, "on chip: fast, small", weight="bold", va="center")
+        _box(ax, 0.2, 2.95, 8.6, 2.3, "white")
+        ax.text(0.35, 5.0, "one SM (streaming multiprocessor)", weight="bold", va="center")
         for row, (name, scope, note, colour) in enumerate(_ON_CHIP):
-            y = 4.2 - 0.34 * row
-            _box(ax, 0.35, y, 8.3, 0.3, colour)
-            ax.text(0.45, y + 0.15, f"{name} [{scope}]", va="center")
-            ax.text(8.55, y + 0.15, note, va="center", ha="right")
-        ax.text(10.35, 3.8, "x 132 SMs\non an H200", ha="center", va="center", weight="bold")
-        _box(ax, 0.2, 2.1, 11.6, 0.48, "#fee391")
+            y = 4.35 - 0.45 * row
+            _box(ax, 0.35, y, 8.3, 0.4, colour)
+            ax.text(0.45, y + 0.2, f"{name} [{scope}]", va="center")
+            ax.text(8.55, y + 0.2, note, va="center", ha="right")
+        ax.text(10.35, 4.1, "x 132 SMs\non an H200", ha="center", va="center", weight="bold")
+        _box(ax, 0.2, 2.3, 11.6, 0.5, "#fee391")
         ax.text(
             6.0,
-            2.34,
-            "L2 cache: shared by all SMs, every global access passes it (50-60 MB on an H200)",
+            2.55,
+            "L2 cache: shared by all SMs, every device-memory access passes it",
             ha="center",
             va="center",
         )
         # off chip: the device memory, and the host beside it
-        _box(ax, 0.05, 0.05, 8.65, 1.6, "#fff5eb", dashed=True)
+        _box(ax, 0.05, 0.05, 9.0, 1.95, "#fff5eb", dashed=True)
         ax.text(
             0.2,
-            1.45,
-            "off chip: device memory (HBM), large, ~500+ cycles, 4.8 TB/s on an H200",
+            1.8,
+            "off chip: device memory (HBM), large, ~500+ cycles",
             weight="bold",
             va="center",
         )
         for k, (text, colour) in enumerate(_OFF_CHIP):
-            _box(ax, 0.15 + 2.85 * k, 0.15, 2.75, 1.1, colour)
-            ax.text(0.15 + 2.85 * k + 1.375, 0.7, text, ha="center", va="center")
-        _box(ax, 9.2, 0.15, 2.4, 1.1, "#c6dbef")  # clear of the slide's navigation arrows
-        ax.text(
-            10.4,
-            0.7,
-            "host memory (CPU)\nNumPy arrays\nPCIe / NVLink-C2C",
-            ha="center",
-            va="center",
-        )
+            _box(ax, 0.15 + 2.95 * k, 0.12, 2.85, 1.48, colour)
+            ax.text(0.15 + 2.95 * k + 1.425, 0.86, text, ha="center", va="center")
+        _box(ax, 9.45, 0.12, 2.4, 1.48, "#c6dbef")  # clear of the slide's navigation arrows
+        ax.text(10.65, 0.86, "host memory\n(CPU)\nNumPy arrays", ha="center", va="center")
         arrow = {"arrowstyle": "<->", "mutation_scale": 16, "linewidth": 1.5}
-        ax.add_patch(FancyArrowPatch((8.7, 0.7), (9.2, 0.7), **arrow))
-        ax.add_patch(FancyArrowPatch((4.35, 1.65), (4.35, 2.0), **arrow))
+        ax.add_patch(FancyArrowPatch((9.05, 0.86), (9.45, 0.86), **arrow))
+        ax.add_patch(FancyArrowPatch((4.5, 2.0), (4.5, 2.3), **arrow))
     plt.close(fig)
     return fig
 
@@ -105,9 +96,9 @@ def mosaic_tiles(shape, size: int):
     height, width = shape[:2]
     tiles_y, tiles_x = blocks_for(height, size), blocks_for(width, size)
     inches_per_pixel = (plotting.WIDTH - 1.0) / (tiles_x * size + 1)
-    figure_height = min(6.0, inches_per_pixel * (tiles_y * size + 1) + 1.6)
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(plotting.WIDTH, figure_height), layout="constrained")
+    figure_height = min(6.4, inches_per_pixel * (tiles_y * size + 1) + 2.4)
+    fig, ax = plotting.figure(height=figure_height)
+    with plotting.styled():
         for by in range(tiles_y):
             for bx in range(tiles_x):
                 y0, x0 = by * size, bx * size
@@ -134,7 +125,6 @@ def mosaic_tiles(shape, size: int):
                     f"({bx},{by})\n{rows}x{cols}",
                     ha="center",
                     va="center",
-                    fontsize=FONT,
                 )
         ax.add_patch(
             Rectangle((0, 0), width, height, facecolor="none", edgecolor="red", linewidth=2.5)
@@ -144,12 +134,12 @@ def mosaic_tiles(shape, size: int):
         ax.set_aspect("equal")
         ax.set_xlabel("x (column)")
         ax.set_ylabel("y (row)")
-        ax.set_title(
-            f"{height} x {width} image, tiles of {size}: one block of {size} x {size} threads per "
-            "tile, labelled (bx,by) and rows x cols\n"
+        fig.suptitle(  # the figure's left edge: a narrow image leaves the axes narrow
+            f"{height} x {width} image, tiles of {size}: one block of {size} x {size} threads "
+            "per tile, labelled (bx,by) and rows x cols\n"
             "green: full tile; orange: edge tile, averages only its real pixels; red: the image",
-            fontsize=FONT,
-            loc="left",
+            x=0.01,
+            ha="left",
         )
     plt.close(fig)
     return fig
@@ -176,16 +166,15 @@ def barrier_intervals(traces: dict):
         (max(a.intervals) for accesses in panels.values() for a in accesses), default=0
     )
     heights = [max(1, len(accesses)) + 0.9 for accesses in panels.values()]
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(
-            len(panels),
-            1,
-            figsize=(plotting.WIDTH, 0.36 * sum(heights) + 0.7),
-            layout="constrained",
-            squeeze=False,
-            sharex=True,
-            gridspec_kw={"height_ratios": heights},
-        )
+    fig, axes = plotting.figure(
+        len(panels),
+        1,
+        height=0.45 * sum(heights) + 0.9,
+        squeeze=False,
+        sharex=True,
+        gridspec_kw={"height_ratios": heights},
+    )
+    with plotting.styled():
         for ax, (name, accesses), trace in zip(axes[:, 0], panels.items(), traces.values()):
             _interval_panel(ax, name, accesses, trace, columns)
         axes[-1, 0].set_xticks(
@@ -238,7 +227,7 @@ def _interval_panel(ax, name, accesses, trace, columns) -> None:
         )
     verdict = ", ".join(f"{h.kind} on {h.array}" for h in trace.hazards) or "no hazard"
     ax.set_title(
-        f"{name}: {barriers} syncthreads, {verdict}",
+        f"{name}: {barriers} syncthreads\n{verdict}",
         loc="left",
         color="#cf222e" if trace.hazards else "black",
     )

@@ -10,9 +10,8 @@ from __future__ import annotations
 import linecache
 from dataclasses import dataclass
 
-from IPython.display import Markdown, display
-
-from .. import notebook, results
+from .. import notebook
+from ..formats import format_ms, format_ratio
 from ..trace import Trace, trace_kernel
 
 
@@ -79,35 +78,22 @@ def work_cells(trace: Trace) -> list[str]:
     ]
 
 
-def times(ratio: float) -> str:
-    """A speed-up for people: '14.9x', '1.0x', '0.042x' (small ones keep two digits)."""
-    return f"{ratio:,.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+times = format_ratio  # a speed-up for people: '14.9x', '0.042x'
 
 
 def show_beside_times(key: str, timings, traces: dict[str, Trace], *, title: str, size: str):
-    """GPU times of variants (the recorded ones in the simulator) beside their counts per tile."""
-    # timings: this run's, one per variant, named as the keys of traces; a GPU run records them
-    # under key (results.experiment chooses this run's or the recorded table); the tracer's
-    # counts are always this machine's: they are the same anywhere
+    """GPU times of variants (the recorded ones in the simulator) beside their counts per tile.
+
+    timings: this run's, one per variant, named as the keys of traces; a GPU run records them
+    under key. The tracer's counts are this machine's: they are the same anywhere.
+    """
     first = timings[0].median_ms
-    data = {
-        "kind": "table",
-        "title": title,
-        "size": size,
-        "columns": ["variant", "median", "speed-up over the first"],
-        "rows": [
-            [t.name, notebook.duration(t.median_ms), times(first / t.median_ms)] for t in timings
-        ],
-    }
-    shown = results.experiment(key, data)
-    display(Markdown(f"**{shown.title}** ({shown.label}) · tracer counts from this machine"))
-    notebook.table(
-        shown.data["columns"] + WORK_COLUMNS,
-        [
-            row + (work_cells(traces[row[0]]) if row[0] in traces else [""] * len(WORK_COLUMNS))
-            for row in shown.data["rows"]
-        ],
+    rows = [[t.name, format_ms(t.median_ms), format_ratio(first / t.median_ms)] for t in timings]
+    shown = notebook.recorded_table(
+        key, ["variant", "median", "speed-up over the first"], rows, title=title, size=size
     )
+    cells = {name: work_cells(trace) for name, trace in traces.items()}
+    notebook.show_recorded(shown, beside=(WORK_COLUMNS, cells))
 
 
 # ---- barrier intervals -------------------------------------------------------------------------

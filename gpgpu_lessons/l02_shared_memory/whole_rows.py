@@ -18,6 +18,8 @@ from numba import complex128, cuda, uint32, uint64
 
 from .. import launch
 from ..device.vector import load_vector, store_vector
+from ..hardware import WARP_SIZE
+from ..specialise import specialise
 from . import checks
 
 VERTICAL_WORD_BYTES = 16  # the widest word a row allows, up to these (tuned on the H200)
@@ -26,86 +28,84 @@ FLIP_PER_THREAD = 4
 FLIP_BLOCK = (256, 1)
 
 
-def vertical_kernel(word_bytes: int, per_thread: int):
-    """The vertical flip of rows of whole words: `word_bytes`-byte words, `per_thread` a thread."""
-    word = {4: uint32, 8: uint64, 16: complex128}[word_bytes]  # any type of that size will do
-
-    def flip_vertical_words(src, dst, height, words, first_run):
-        """Row y of dst is row height-1-y of src, moved as words: several loads, then the stores."""
-        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: 2**31 - 1
-        first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(per_thread, word)  # registers: the loops over k unroll
-        if y < height:
-            for k in range(per_thread):  # all loads first: per_thread loads in flight
-                i = first + k * cuda.blockDim.x  # thread t, word t of a warp's run: coalesced
-                if i < words:
-                    held[k] = load_vector(src, (height - 1 - y) * words + i, 1)[0]
-            for k in range(per_thread):
-                i = first + k * cuda.blockDim.x
-                if i < words:
-                    store_vector(dst, y * words + i, (held[k],))
-
-    name = f"flip_vertical_whole_rows_{word_bytes}B_x{per_thread}"  # each instance its own name
-    flip_vertical_words.__name__ = flip_vertical_words.__qualname__ = name
-    return cuda.jit(flip_vertical_words)
+# The constants the kernels below read; `flip_kernel` compiles them with other values
+# (`specialise`). As written: 8-byte words of gray pixels.
+WORD = uint64  # the word a thread moves: uint32, uint64 or (16 bytes, vertical) complex128
+BYTES_PER_WORD = 8  # its size
+GROUP_WORDS = 1  # a horizontal flip's group: BYTES_PER_WORD pixels in GROUP_WORDS words
+PER_THREAD = FLIP_PER_THREAD  # words (groups) a thread moves
+WORD_TYPES = {4: uint32, 8: uint64, 16: complex128}  # any type of that size will do
 
 
-def reversed_word_of(channels: int, word_bytes: int):
-    """A device function: word w of a group of word_bytes pixels, with the pixels reversed."""
-    if word_bytes not in (4, 8):
-        raise ValueError(f"a horizontal flip's words are 4 or 8 bytes, got {word_bytes}")
-    word = {4: uint32, 8: uint64}[word_bytes]
-
-    @cuda.jit(device=True, inline="always")
-    def reversed_word(held, first, w):
-        """Word w of the group held[first:first + channels], its pixels in reverse order."""
-        out = word(0)
-        for b in range(word_bytes):  # gray: a byte swap (the compiler: 2 prmt)
-            j = word_bytes * w + b  # output byte j: pixel j // channels
-            s = (word_bytes - 1 - j // channels) * channels + j % channels  # its source byte
-            byte = held[first + s // word_bytes] >> word(8 * (s % word_bytes))
-            out |= (byte & word(0xFF)) << word(8 * b)
-        return out
-
-    return reversed_word
+@cuda.jit
+def flip_vertical_whole_rows(src, dst, height, words, first_run):
+    """Row y of dst is row height-1-y of src, moved as words: several loads, then the stores."""
+    y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: 2**31 - 1
+    first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    held = cuda.local.array(PER_THREAD, WORD)  # registers: the loops over k unroll
+    if y < height:
+        for k in range(PER_THREAD):  # all loads first: PER_THREAD loads in flight
+            i = first + k * cuda.blockDim.x  # thread t, word t of a warp's run: coalesced
+            if i < words:
+                held[k] = load_vector(src, (height - 1 - y) * words + i, 1)[0]
+        for k in range(PER_THREAD):
+            i = first + k * cuda.blockDim.x
+            if i < words:
+                store_vector(dst, y * words + i, (held[k],))
 
 
-def horizontal_kernel(channels: int, word_bytes: int, per_thread: int):
-    """The horizontal flip of rows of whole groups of pixels, on 4- or 8-byte words."""
-    reversed_word = reversed_word_of(channels, word_bytes)  # checks word_bytes
-    word, held_words = {4: uint32, 8: uint64}[word_bytes], per_thread * channels  # constants
+@cuda.jit(device=True, inline="always")
+def reversed_word(held, first, w):
+    """Word w of the group held[first:first + GROUP_WORDS], its pixels in reverse order."""
+    out = WORD(0)
+    for b in range(BYTES_PER_WORD):  # gray: a byte swap (the compiler: 2 prmt)
+        j = BYTES_PER_WORD * w + b  # output byte j: pixel j // GROUP_WORDS
+        s = (BYTES_PER_WORD - 1 - j // GROUP_WORDS) * GROUP_WORDS + j % GROUP_WORDS  # its source
+        byte = held[first + s // BYTES_PER_WORD] >> WORD(8 * (s % BYTES_PER_WORD))
+        out |= (byte & WORD(0xFF)) << WORD(8 * b)
+    return out
 
-    def flip_horizontal_words(src, dst, height, words, first_run):
-        """Mirror groups of word_bytes pixels (channels words each), reversing the pixels inside."""
-        groups = words // channels  # a group: word_bytes pixels in `channels` words
-        y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
-        first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * per_thread + cuda.threadIdx.x
-        held = cuda.local.array(held_words, word)  # a constant size: registers
-        if y < height:
-            row = y * words
-            for k in range(per_thread):  # load mirrored groups: a warp reads a run backwards
-                g = first + k * cuda.blockDim.x
-                if g < groups:
-                    for w in range(channels):
-                        held[k * channels + w] = src[row + (groups - 1 - g) * channels + w]
-            for k in range(per_thread):  # reverse the pixels of each group, store
-                g = first + k * cuda.blockDim.x
-                if g < groups:
-                    for w in range(channels):
-                        dst[row + g * channels + w] = reversed_word(held, k * channels, w)
 
-    kind = "gray" if channels == 1 else "rgb"
-    name = f"flip_horizontal_whole_rows_{kind}_{word_bytes}B_x{per_thread}"
-    flip_horizontal_words.__name__ = flip_horizontal_words.__qualname__ = name
-    return cuda.jit(flip_horizontal_words)
+@cuda.jit
+def flip_horizontal_whole_rows(src, dst, height, words, first_run):
+    """Mirror groups of pixels (GROUP_WORDS words each), reversing the pixels inside."""
+    groups = words // GROUP_WORDS
+    y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
+    first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    held = cuda.local.array(PER_THREAD * GROUP_WORDS, WORD)  # a constant size: registers
+    if y < height:
+        row = y * words
+        for k in range(PER_THREAD):  # load mirrored groups: a warp reads a run backwards
+            g = first + k * cuda.blockDim.x
+            if g < groups:
+                for w in range(GROUP_WORDS):
+                    held[k * GROUP_WORDS + w] = src[row + (groups - 1 - g) * GROUP_WORDS + w]
+        for k in range(PER_THREAD):  # reverse the pixels of each group, store
+            g = first + k * cuda.blockDim.x
+            if g < groups:
+                for w in range(GROUP_WORDS):
+                    dst[row + g * GROUP_WORDS + w] = reversed_word(held, k * GROUP_WORDS, w)
 
 
 @functools.cache
 def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
-    """The whole-row flip kernel for these constants, built and compiled once per combination."""
-    if horizontal:
-        return horizontal_kernel(channels, word_bytes, per_thread)
-    return vertical_kernel(word_bytes, per_thread)
+    """The whole-row flip for these constants, compiled once under its own name (`specialise`)."""
+    constants = dict(WORD=WORD_TYPES[word_bytes], BYTES_PER_WORD=word_bytes, PER_THREAD=per_thread)
+    if not horizontal:
+        name = f"flip_vertical_whole_rows_{word_bytes}B_x{per_thread}"
+        return specialise(flip_vertical_whole_rows, name, **constants)
+    if word_bytes not in (4, 8):
+        raise ValueError(f"a horizontal flip's words are 4 or 8 bytes, got {word_bytes}")
+    kind = "gray" if channels == 1 else "rgb"
+    name = f"flip_horizontal_whole_rows_{kind}_{word_bytes}B_x{per_thread}"
+    return specialise(
+        flip_horizontal_whole_rows,
+        name,
+        device_functions=[reversed_word],
+        inline_device_functions=True,
+        GROUP_WORDS=channels,
+        **constants,
+    )
 
 
 def word_bytes_of(d_image, shape, horizontal: bool, widest: int) -> int:
@@ -141,7 +141,8 @@ def launch_whole_rows(d_src, d_dst, shape, horizontal: bool, output, to_host):
     words = src.size // height
     units = words // channels if horizontal else words  # what a thread moves per step
     threads, rows = FLIP_BLOCK
-    threads = min(threads, 32 * launch.blocks_for(launch.blocks_for(units, FLIP_PER_THREAD), 32))
+    warps = launch.blocks_for(launch.blocks_for(units, FLIP_PER_THREAD), WARP_SIZE)
+    threads = min(threads, WARP_SIZE * warps)  # whole warps, no more than the row needs
     rows = min(rows, height)
     runs = launch.blocks_for(units, threads * FLIP_PER_THREAD)  # runs of a row: grid y
     bands = launch.blocks_for(height, rows)  # bands of rows: grid x
@@ -164,6 +165,8 @@ def _signature(word_bytes: int) -> str:
 
 # every instance launch_whole_rows launches: each word size a row allows
 SIGNATURES = {
+    flip_vertical_whole_rows: [_signature(BYTES_PER_WORD)],  # as written: the module's constants
+    flip_horizontal_whole_rows: [_signature(BYTES_PER_WORD)],
     **{flip_kernel(False, 1, b, FLIP_PER_THREAD): [_signature(b)] for b in (4, 8, 16)},
     **{
         flip_kernel(True, c, b, FLIP_PER_THREAD): [_signature(b)]

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from .. import results, runtime
+from ..specialise import python_function
 from . import banks, fast
 
 MODULE = "gpgpu_lessons.l03_bank_conflicts.profiling"
@@ -85,7 +86,8 @@ def kernel_name(wrapper) -> str:
     """The name of the kernel `wrapper` launches on a float32 matrix (ncu shows it before '[')."""
     import numpy as np
 
-    return wrapper.prepare(np.ones((2, 2), dtype=np.float32)).steps[0].kernel.py_func.__name__
+    step = wrapper.prepare(np.ones((2, 2), dtype=np.float32)).steps[0]
+    return python_function(step.kernel).__name__
 
 
 def _base_name(ncu_name: str) -> str:

@@ -40,6 +40,7 @@ from numba import cuda, float32, int64
 
 from .. import launch, runtime
 from ..device.index import at, clamp
+from ..specialise import python_function
 from . import checks
 from .filters import GAUSSIAN_5, LAPLACIAN
 
@@ -223,14 +224,9 @@ def filter_tiled(image, weights, out, first_block_row):
 # ---- the same kernel for other filters, memories and tile shapes -----------------------------
 
 
-def _python_function(kernel):
-    """The Python function behind a Numba kernel (on a GPU) or its simulator stand-in."""
-    return getattr(kernel, "py_func", None) or kernel.fn
-
-
 def _copy(kernel, namespace: dict, name: str | None = None):
     """A copy of a kernel's Python function that reads its globals from `namespace`."""
-    original = _python_function(kernel)
+    original = python_function(kernel)
     function = types.FunctionType(
         original.__code__,
         namespace,
@@ -261,7 +257,7 @@ def _instance(memory: str, filter_shape: tuple[int, int], weights_bytes: bytes |
     else:
         weights = np.frombuffer(weights_bytes, np.float32).reshape(filter_shape)
     namespace = {
-        **_python_function(filter_tiled).__globals__,
+        **python_function(filter_tiled).__globals__,
         **constants(tile, filter_shape),
         "WEIGHTS": weights,
     }

@@ -1,25 +1,27 @@
 """Lesson 04's pictures: the filters, the photograph filtered, and what a warp reads from constant
 memory, traced from the lesson's kernels (`tracing`) beside what it costs on the GPU.
 
-Every figure is plotting.WIDTH inches wide with plotting.STYLE's text (13 pt and more), so that it
-reads from the back of a room.
+Every figure is drawn in the core's slide style (plotting.figure): it reads from the back of a room.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import notebook, plotting, results
-from ..trace.model import WARP
+from .. import plotting
+from ..formats import format_ms
+from ..hardware import WARP_SIZE as WARP
 
-NOT_MEASURED = "traced here; the GPU's times appear once a GPU run is recorded"
+NOT_MEASURED = plotting.NOT_MEASURED
 
 
 def filters(named: dict[str, np.ndarray]):
     """The filters as heat maps with their values written in."""
-    with plt.rc_context(plotting.STYLE):
-        fig, axes = plt.subplots(1, len(named), figsize=(plotting.WIDTH, 4.4), layout="constrained")
+    fig, axes = plotting.figure(1, len(named), height=4.8)
+    with plotting.styled():
         for ax, (name, w) in zip(np.atleast_1d(axes), named.items()):
             reach = float(np.abs(w).max())
             ax.imshow(w, cmap="coolwarm", vmin=-reach, vmax=reach)
@@ -34,8 +36,8 @@ def filters(named: dict[str, np.ndarray]):
 
 def photographs(shown: dict[str, np.ndarray]):
     """Grey images side by side (0 black, 255 white), each titled with its name and size."""
-    with plt.rc_context(plotting.STYLE):
-        fig, axes = plt.subplots(1, len(shown), figsize=(plotting.WIDTH, 4.6), layout="constrained")
+    fig, axes = plotting.figure(1, len(shown), height=5.0)
+    with plotting.styled():
         for ax, (name, picture) in zip(np.atleast_1d(axes), shown.items()):
             ax.imshow(picture, cmap="gray", vmin=0, vmax=255)
             ax.set_title(f"{name}\n{picture.shape[1]} × {picture.shape[0]}")
@@ -54,10 +56,8 @@ def warp_reads(rows: dict):
     Lanes on top, the whole array (filter or table) below, a line from each lane to its entry;
     the title counts the distinct addresses, which constant memory reads one after another.
     """
-    with plt.rc_context(plotting.STYLE):
-        fig, axes = plt.subplots(
-            len(rows), 1, figsize=(plotting.WIDTH, 1.3 * len(rows) + 0.3), layout="constrained"
-        )
+    fig, axes = plotting.figure(len(rows), 1, height=1.5 * len(rows) + 0.4)
+    with plotting.styled():
         for ax, (label, (traced, request)) in zip(np.atleast_1d(axes), rows.items()):
             entries, size = traced.entries(request), traced.size
             x_of = [e * (WARP - 1) / max(size - 1, 1) for e in entries]
@@ -78,37 +78,17 @@ def warp_reads(rows: dict):
     return fig
 
 
-def _bars(ax, names, values, colour, labels, reach) -> None:
-    """Horizontal bars with a label at each bar's end, inside a frame that reaches `reach`."""
-    ax.barh(names, values, color=colour)
-    ax.set_xlim(0, max(max(values), reach) * 1.45)
-    for y, (v, label) in enumerate(zip(values, labels)):
-        ax.annotate(f" {label}", (v, y), va="center")
-
-
-def _measured_panel(ax, shown: results.Shown, names: list) -> bool:
+def _ratio_panel(ax, names: list, timings: dict, ceiling) -> bool:
     """Constant-memory time ÷ global-memory time per row; False when no GPU run is at hand."""
-    timings = {t.name: t for t in shown.timings()}
     pairs = [(timings.get(f"{n} · global"), timings.get(f"{n} · constant")) for n in names]
-    ax.set_yticks(range(len(names)), [""] * len(names))
     if any(t is None or t.simulated for pair in pairs for t in pair):
-        ax.text(
-            0.5,
-            0.5,
-            "no GPU run of these kernels\nrecorded yet",
-            ha="center",
-            va="center",
-            transform=ax.transAxes,
-            color="dimgrey",
-        )
-        ax.set_xticks([])
         return False
     ratios = [c.median_ms / g.median_ms for g, c in pairs]
     labels = [
-        f"{r:.2f}× ({notebook.duration(c.median_ms)} vs {notebook.duration(g.median_ms)})"
+        f"{r:.2f}× ({format_ms(c.median_ms)} vs {format_ms(g.median_ms)})"
         for r, (g, c) in zip(ratios, pairs)
     ]
-    _bars(ax, names, ratios, "tab:green", labels, 1)
+    plotting.bars(ax, ratios, labels, colour="tab:green", log=False, reach=1)
     ax.axvline(1, color="black", linestyle="--", linewidth=1)
     ax.set_xlabel("GPU: time with constant ÷ with global\n(dashed: the same time)")
     return True
@@ -118,33 +98,27 @@ def broadcast_vs_serialised(rows: dict, *, title: str, size: str, record_as: str
     """Left, the traced reads per warp request of a constant array; right, the GPU's time ratio.
 
     rows: {label: (tracing.Traced of the constant-memory kernel, Timing of the global-memory
-    kernel, Timing of the constant-memory kernel)}, timed at `size`. The measured half is this
-    run's on a GPU, the recorded GPU run's in the simulator (`results.experiment`); the traced
-    half is the same on any machine.
+    kernel, Timing of the constant-memory kernel)}, timed at `size`. See
+    plotting.traced_beside_measured.
     """
-    data = {
-        "kind": "variants",
-        "title": title,
-        "size": size,
-        "timings": [
-            {**t.as_dict(), "name": f"{label} · {memory}"}
+
+    def draw_traced(ax, names):
+        reads = [rows[n][0].addresses_per_request for n in names]
+        labels = [f"{r:.1f}" for r in reads]
+        plotting.bars(ax, reads, labels, names=names, colour="tab:orange", log=False, reach=WARP)
+        ax.axvline(1, color="black", linestyle="--", linewidth=1)
+        ax.set_xlabel("traced: constant reads per warp request\n(dashed: 1, a broadcast)")
+
+    return plotting.traced_beside_measured(
+        draw_traced,
+        [
+            dataclasses.replace(t, name=f"{label} · {memory}")
             for label, (_, *pair) in rows.items()
             for memory, t in zip(("global", "constant"), pair)
         ],
-        "ceiling": None,
-    }
-    shown = results.experiment(record_as, data)
-    names = list(rows)[::-1]
-    with plt.rc_context(plotting.STYLE):
-        fig, (left, right) = plt.subplots(
-            1, 2, figsize=(plotting.WIDTH, 0.6 * len(names) + 2.3), layout="constrained"
-        )
-        reads = [rows[n][0].addresses_per_request for n in names]
-        _bars(left, names, reads, "tab:orange", [f"{r:.1f}" for r in reads], WARP)
-        left.axvline(1, color="black", linestyle="--", linewidth=1)
-        left.set_xlabel("traced: constant reads per warp request\n(dashed: 1, a broadcast)")
-        where = shown.label if _measured_panel(right, shown, names) else NOT_MEASURED
-        heading = plotting.heading(shown.data.get("title", title), shown.data.get("size"), where)
-        left.set_title(heading, loc="left")
-    plt.close(fig)
-    return fig
+        names=list(rows)[::-1],
+        title=title,
+        size=size,
+        draw_measured=_ratio_panel,
+        record_as=record_as,
+    )

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import images, launch
+from ..hardware import LINE_BYTES, SECTOR_BYTES
+from ..hardware import WARP_SIZE as WARP
 from ..trace import Trace, trace_kernel
-from ..trace.model import SECTOR_BYTES, WARP
 from . import textbook
 from .filters import GAUSSIAN_5, TONE_CURVE
 
 FILTER_SHAPE = (16, 64)  # the traced filter's image: 2 x 2 blocks of 32 x 8 threads
 WARPS = 128  # warps of a traced lookup: 128 row segments of 32 pixels (a 64 x 64 image)
 PHOTO_SIDE = 8192  # the photograph as the GPU run timed it (neighbours alike at this scale)
-LINE_BYTES = 128  # an L1 cache line: the 1 KiB table fills 8 of them
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ import matplotlib.pyplot as plt
 from .. import plotting
 
 TREE_ORDER = ("interleaved, divergent", "interleaved, bank conflicts", "sequential addressing")
-TEXT_PT = 13  # every label: readable from the back of a room on a 1280-pixel slide
 
 
 def tree_pairs(variant: str, threads: int = 8) -> list[list[tuple[int, int, int]]]:
@@ -55,12 +54,10 @@ def draw_tree(ax, variant: str, threads: int = 8) -> None:
                 arrowprops=dict(arrowstyle="->", color="tab:red", lw=1.5),
             )
             ax.plot([dst, dst], [y, y - 1], color="tab:blue", lw=1.5)
-            ax.text(
-                dst - 0.1, y - 0.5, f"t{thread}", ha="right", fontsize=TEXT_PT, color="tab:purple"
-            )
+            ax.text(dst - 0.1, y - 0.5, f"t{thread}", ha="right", color="tab:purple")
     ax.scatter(range(threads), [-len(steps)] * threads, s=50, color="lightgray")
     ax.scatter([0], [-len(steps)], s=90, color="tab:green", zorder=3)
-    ax.set_title(variant, fontsize=TEXT_PT + 1)
+    ax.set_title(variant)
     labels = [f"step {k}" for k in range(len(steps))] + ["sum"]
     ax.set_yticks([-k for k in range(len(steps) + 1)], labels)
     ax.set_xticks(range(threads))
@@ -70,16 +67,13 @@ def draw_tree(ax, variant: str, threads: int = 8) -> None:
 
 def trees(threads: int = 8):
     """The three trees side by side, as a matplotlib Figure (closed: a cell shows it once)."""
-    with plt.rc_context(plotting.STYLE):
-        fig, axes = plt.subplots(
-            1, 3, sharey=True, figsize=(plotting.WIDTH, 4.6), layout="constrained"
-        )
+    fig, axes = plotting.figure(1, 3, height=5.0, sharey=True)
+    with plotting.styled():
         for ax, variant in zip(axes, TREE_ORDER, strict=True):
             draw_tree(ax, variant, threads)
         fig.suptitle(
             f"Adding {threads} values in shared memory: an arrow adds its tail into its head; "
-            "tN: the thread that adds",
-            fontsize=TEXT_PT,
+            "tN: the thread that adds"
         )
     plt.close(fig)
     return fig

@@ -2,18 +2,17 @@
 tracer's counts beside the GPU's times.
 
 Most functions return (header, rows) with numbers written for people ("1.2 ms", "2^28"), which
-the notebook records and shows with `notebook.show_table`. `experiment` records a table and
-returns what to show (this GPU run's, or in the simulator the recorded one), so that a recorded
-table's times can stand beside what the tracer counts on this machine (`ladder_beside_trace`,
-`histograms_beside_trace`).
+the notebook records and shows with `notebook.show_table`. `notebook.recorded_table` records a
+table and returns what to show (this GPU run's, or in the simulator the recorded one), so that a
+recorded table's times can stand beside what the tracer counts on this machine
+(`ladder_beside_trace`, `histograms_beside_trace`).
 """
 
 from __future__ import annotations
 
-from IPython.display import Markdown, display
-
-from .. import results
-from ..notebook import count, duration, table
+from ..formats import format_count as count
+from ..formats import format_ms as duration
+from ..formats import format_small
 
 SEED_N = (100, 1_000, 10_000, 100_000, 1_000_000)
 SEED_RTX2070_MS = {  # seed 001's table: RTX 2070, ms, at n = SEED_N (None: not run)
@@ -23,17 +22,9 @@ SEED_RTX2070_MS = {  # seed 001's table: RTX 2070, ms, at n = SEED_N (None: not 
     "3 host loop": (95.010529, 89.894913, 727.293640, 7305.295410, 86867.156250),
 }
 SPEED_UP_AT = 10_000  # the n at which the sweep tables compare every variant with the brute force
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def small(x: float) -> str:
-    """A small positive number for people: '0.87', '5.2 × 10⁻⁸' (never '5.2e-08'); 0 as '0'."""
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e-3:
-        return f"{x:.2g}"
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+small = format_small  # a small positive number for people: '5.2 × 10⁻⁸'
 
 
 def speedups(timings, ceiling=None) -> tuple[list[str], list[list]]:
@@ -98,18 +89,6 @@ def seed_rows(xs, series: dict, variants) -> tuple[list[str], list[list[str]]]:
         cells.append(f"{brute[at].median_ms / ours[at]:.3g}x" if ran else "-")
         rows.append([variant] + cells)
     return header, rows
-
-
-def experiment(key: str, header, rows, *, title: str, size: str):
-    """Record a measured table (GPU runs) and return what to show: `results.Shown`."""
-    data = {"kind": "table", "title": title, "size": size, "columns": header, "rows": rows}
-    return results.experiment(key, data)
-
-
-def show(shown) -> None:
-    """Display a table experiment under its heading: what, at which size, and where it ran."""
-    display(Markdown(f"**{shown.title}** ({shown.label})"))
-    table(shown.data["columns"], shown.data["rows"])
 
 
 def ladder_beside_trace(shown, counts: dict) -> tuple[list[str], list[list]]:

@@ -17,17 +17,19 @@ import inspect
 import numpy as np
 
 from .. import launch
+from ..hardware import WARP_SIZE
+from ..specialise import python_function
 from ..trace import trace_kernel
 from . import histogram, textbook
 
 TRACED_SUM = 2 * textbook.BLOCK  # floats a traced rung adds: two blocks of a tree rung
 TRACED_WARPS = 8  # warps of pixels a traced histogram counts: one block of 256 threads
-TRACED_PIXELS = 32 * TRACED_WARPS
+TRACED_PIXELS = WARP_SIZE * TRACED_WARPS
 
 
 def line_of(kernel, text: str) -> int:
     """The line number (in the kernel's file) of the first line of its source that holds `text`."""
-    function = getattr(kernel, "py_func", kernel)
+    function = python_function(kernel)
     lines, first = inspect.getsourcelines(function)
     for k, line in enumerate(lines):
         if text in line:
@@ -82,7 +84,11 @@ def ladder_counts(trace) -> dict:
 
 def warp_sample(image: np.ndarray, warps: int = TRACED_WARPS) -> np.ndarray:
     """`warps` runs of 32 neighbouring pixels (what one warp reads), spread evenly over an image."""
-    runs = np.ascontiguousarray(image).reshape(-1)[: image.size // 32 * 32].reshape(-1, 32)
+    runs = (
+        np.ascontiguousarray(image)
+        .reshape(-1)[: image.size // WARP_SIZE * WARP_SIZE]
+        .reshape(-1, WARP_SIZE)
+    )
     if len(runs) < warps:
         raise ValueError(f"the image has {len(runs)} runs of 32 pixels; {warps} were asked for")
     picked = np.arange(warps) * len(runs) // warps + len(runs) // (2 * warps)

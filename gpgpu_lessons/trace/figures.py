@@ -12,8 +12,10 @@ from collections import Counter
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
+from .. import plotting
 from .model import BANKS, SECTOR_BYTES, WARP
 
+LABELLED_SECTORS = 8  # more sectors than this: only the first and last offsets are written
 _UNITS = {"global": "sectors", "local": "sectors", "shared": "wavefronts", "constant": "addresses"}
 
 
@@ -30,12 +32,10 @@ def _targets(trace, line: int, row, lanes):
         return "address", [lane[3] for lane in lanes], addresses, [str(a) for a in addresses]
     sectors = sorted({lane[4] for lane in lanes})
     first = sectors[0] if sectors else 0
-    return (
-        "sector",
-        [lane[4] for lane in lanes],
-        sectors,
-        [f"+{(s - first) * SECTOR_BYTES}" for s in sectors],
-    )
+    labels = [f"+{(s - first) * SECTOR_BYTES}" for s in sectors]
+    if len(sectors) > LABELLED_SECTORS:  # too narrow for every offset: the ends only
+        labels = [labels[0]] + [""] * (len(labels) - 2) + [labels[-1]]
+    return "sector", [lane[4] for lane in lanes], sectors, labels
 
 
 def request_picture(
@@ -50,22 +50,24 @@ def request_picture(
     width = WARP / max(len(targets), 1)
     x_of = {t: (k + 0.5) * width for k, t in enumerate(targets)}
     colours = plt.get_cmap("hsv", BANKS)
-    fig, ax = plt.subplots(figsize=(12, 4.2), layout="constrained")
+    fig, ax = plotting.figure(height=4.6)
+    font = plotting.MIN_FONT_PT
     for (lane, *_), target in zip(lanes, per_lane):
         colour = colours(target % BANKS) if kind == "bank" else "tab:blue"
         ax.plot([lane + 0.5, x_of[target]], [1.0, 0.35], color=colour, linewidth=1)
         ax.add_patch(Rectangle((lane, 1.0), 1, 0.3, facecolor="#deebf7", edgecolor="black"))
-        ax.text(lane + 0.5, 1.15, str(lane), ha="center", va="center", fontsize=10)
+        ax.text(lane + 0.5, 1.15, str(lane), ha="center", va="center", fontsize=font)
     for k, (target, label) in enumerate(zip(targets, labels)):
         colour = colours(target % BANKS) if kind == "bank" else "#fdd0a2"
         ax.add_patch(Rectangle((k * width, 0.05), width, 0.3, facecolor=colour, edgecolor="black"))
-        ax.text(
-            (k + 0.5) * width,
+        ends = kind == "sector" and len(targets) > LABELLED_SECTORS and k in (0, len(targets) - 1)
+        ax.text(  # the first and last of many sectors: aligned to the strip's ends
+            (k + (0.1 if k == 0 else 0.9)) * width if ends else (k + 0.5) * width,
             0.2,
             str(target) if kind == "bank" else label,
-            ha="center",
+            ha=("left" if k == 0 else "right") if ends else "center",
             va="center",
-            fontsize=10,
+            fontsize=font,
         )
         if kind == "bank" and label:  # n different words wanted from one bank: n-way
             ax.text(
@@ -74,7 +76,7 @@ def request_picture(
                 label,
                 ha="center",
                 va="bottom",
-                fontsize=12,
+                fontsize=font,
                 color="black",
                 weight="bold",
             )
@@ -88,14 +90,18 @@ def request_picture(
     shared = f", {cost} lanes share one address" if cost and cost > 1 else ""
     ax.set_title(
         f"line {line}: {row.space} {row.op} of {', '.join(row.arrays)}, warp {warp}: "
-        f"{len(lanes)} lanes -> {len(set(per_lane))} {kind}(s); {per:.1f} {unit} per "
+        f"{len(lanes)} lanes -> {len(set(per_lane))} {kind}(s)\n{per:.1f} {unit} per "
         f"request (ideal {ideal:.1f}): {row.verdict}{shared}",
-        fontsize=13,
+        fontsize=font + 1,
         loc="left",
     )
     ax.set_xlim(-0.2, WARP + 0.2)
     ax.set_ylim(0, 1.4)
-    ax.set_yticks([0.2, 1.15], [kind, "lane"])
+    ax.set_yticks([0.2, 1.15], [kind, "lane"], fontsize=font)
+    if kind == "sector" and len(targets) > LABELLED_SECTORS:
+        ax.set_xlabel(
+            f"{len(targets)} sectors: byte offsets of the first and the last", fontsize=font
+        )
     ax.set_xticks([])
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)

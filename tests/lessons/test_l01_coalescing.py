@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons import launch
+from gpgpu_lessons import launch, plotting
 from gpgpu_lessons.device.fill import zero_step
 from gpgpu_lessons.l01_coalescing import fast, figures, textbook, tracing
 from gpgpu_lessons.timing import SIMULATED, Timing
@@ -122,9 +122,12 @@ def test_traced_and_measured_draws_both_halves(traced_copies):
     )
     left, right = fig.axes
     assert "Copies · 2^28 float32" in left.get_title(loc="left")
-    assert min(t.get_fontsize() for t in left.texts + right.texts + left.get_yticklabels()) >= 13
-    assert [t.get_text() for t in left.texts] == ["32 (ideal 4)", "4 (ideal 4)"]
-    assert any("GB/s" in t.get_text() for t in right.texts)
+    texts = left.texts + right.texts + left.get_yticklabels()
+    assert min(t.get_fontsize() for t in texts) >= plotting.MIN_FONT_PT
+    assert [t.get_text().strip() for t in left.texts] == ["32 (ideal 4)", "4 (ideal 4)"]
+    assert [bar.get_width() for bar in left.patches] == [32, 4]  # stride 32 below stride 1
+    gbs = [measured[k].gbs for k in ("stride 32", "stride 1")]
+    assert [bar.get_width() for bar in right.patches] == pytest.approx(gbs)
     assert "device-to-device copy" in right.get_xlabel()
     simulated = {k: Timing(k, [1.0], 2**31, clock=SIMULATED) for k in chosen}
     fig = figures.traced_and_measured(

@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from numba import cuda
 
-from gpgpu_lessons import diagrams, launch, notebook, results
+from gpgpu_lessons import diagrams, launch, notebook, plotting, results
 from gpgpu_lessons.l02_shared_memory import fast, figures, reference, textbook, tracing
 from gpgpu_lessons.timing import Timing
 
@@ -432,7 +432,7 @@ def assert_legible(fig):
     assert texts
     boxes = []
     for text in texts:
-        assert text.get_fontsize() >= figures.FONT, (text.get_text(), text.get_fontsize())
+        assert text.get_fontsize() >= plotting.MIN_FONT_PT, (text.get_text(), text.get_fontsize())
         box = text.get_window_extent(renderer)
         assert box.x0 >= -1 and box.y0 >= -1, text.get_text()
         assert box.x1 <= fig.bbox.width + 1 and box.y1 <= fig.bbox.height + 1, text.get_text()
@@ -516,7 +516,7 @@ def test_the_barrier_picture_is_legible_and_marks_the_races(race_traces):
     assert_legible(fig)
     texts = [t.get_text() for t in fig.findobj(Text)]
     assert "RAW race on tile" in texts and "WAR race on mean" in texts
-    assert "mosaic_shared: 2 syncthreads, no hazard" in texts
+    assert "mosaic_shared: 2 syncthreads\nno hazard" in texts
 
 
 @pytest.fixture(scope="module")
@@ -543,7 +543,7 @@ def test_work_per_tile_as_the_notebook_states_it(tile_traces):
 def shown_tables(monkeypatch):
     """Capture what show_beside_times displays: the heading, and (header, rows) of the table."""
     shown = []
-    monkeypatch.setattr(tracing, "display", lambda markdown: shown.append(markdown.data))
+    monkeypatch.setattr(tracing.notebook, "display", lambda markdown: shown.append(markdown.data))
     monkeypatch.setattr(
         tracing.notebook, "table", lambda header, rows: shown.append((header, rows))
     )

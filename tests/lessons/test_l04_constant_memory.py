@@ -651,7 +651,7 @@ def test_broadcast_vs_serialised_draws_the_gpu_ratio(traced_taps, monkeypatch):
     assert fig.get_size_inches()[0] == plotting.WIDTH
     left, right = fig.axes
     assert left.get_title(loc="left") == "broadcast · 8192 × 8192 images\nNVIDIA H200"
-    assert [t.get_text() for t in right.texts] == [" 0.90× (900 µs vs 1 ms)"]
+    assert [t.get_text().strip() for t in right.texts] == ["0.90× (900 µs vs 1 ms)"]
 
 
 def test_broadcast_vs_serialised_without_a_gpu_run_says_so(traced_taps, monkeypatch):
