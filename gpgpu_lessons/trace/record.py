@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import watchdog
 from .arrays import BLOCK, GLOBAL, Tracer
 from .fakecuda import fake_module_class
 from .swap import Substitutions, python_function
@@ -83,8 +84,12 @@ def _install_warp_intrinsics() -> None:
         simwarp.install(anywhere=True)
 
 
-def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0) -> Recording:
-    """Run `kernel` on the simulator's machinery with recording arrays; return the records."""
+def run(
+    kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0, limit_s=None
+) -> Recording:
+    """Run `kernel` on the simulator's machinery with recording arrays; return the records.
+
+    The launch stops with watchdog.LaunchTimeout after `limit_s` seconds (None: the default)."""
     import time
 
     from numba.cuda.errors import normalize_kernel_dimensions
@@ -120,6 +125,7 @@ def run(kernel, griddim, blockdim, args, *, blocks=None, dynamic_shared: int = 0
     module = fake_module_class()(tracer, grid, block, int(dynamic_shared))
     start = time.perf_counter()
     with (
+        watchdog.limit(limit_s, fn),
         simkernel._push_kernel_context(module),
         swapped_cuda_module(fn, module),
         Substitutions(tracer, fn),
