@@ -1,8 +1,8 @@
 """Run a student's kernel once and turn whatever goes wrong into a sentence.
 
-In the simulator the arrays a kernel gets are watched: a negative index (which NumPy would
-quietly wrap to the end of the array, and a GPU would read from before it) raises an
-IndexError in the thread that made it, and every store to an output is counted, so the grader
+In the simulator the arrays a kernel gets are watched: a negative index (which NumPy, and
+Numba on a GPU too, quietly wrap to the end of the array; CUDA C would read before it) raises
+an IndexError in the thread that made it, and every store to an output is counted, so the grader
 knows which elements were never written or written twice. On a GPU the outputs start as a
 poison value instead, and every array sits between two guard zones (`Guarded`): a kernel that
 writes a little past an array's end overwrites a guard, which the grader checks, and not another
@@ -113,7 +113,8 @@ def watched_array(array: np.ndarray, name: str, count_writes: bool):
             if _negative(index):
                 raise IndexError(
                     f"index {index} is negative: {name} (shape {self._ary.shape}) "
-                    "has no element there"
+                    "has no element there (Numba, like NumPy, would wrap it to the end of "
+                    "the array, on a GPU too)"
                 )
             return super().__getitem__(index)
 
@@ -121,7 +122,8 @@ def watched_array(array: np.ndarray, name: str, count_writes: bool):
             if _negative(index):
                 raise IndexError(
                     f"index {index} is negative: {name} (shape {self._ary.shape}) "
-                    "has no element there"
+                    "has no element there (Numba, like NumPy, would wrap it to the end of "
+                    "the array, on a GPU too)"
                 )
             super().__setitem__(index, value)
             if self.writes is not None:

@@ -34,7 +34,7 @@ class Hazard:
     """One kind of hazard at one place (the first example, and how many were found)."""
 
     kind: str  # "RAW", "WAR", "WAW", "atomic race", "race between blocks", "uninitialised",
-    # "barrier", "out-of-bounds"
+    # "barrier", "out-of-bounds", "negative index"
     space: str
     array: str
     lines: tuple  # source lines (first access, second access) or (line,)
@@ -495,8 +495,12 @@ def _partial(per_thread, reached, at, b, rec, sites, found):
             1,
             f"syncthreads at line {line} (barrier {reached + 1} of block {block}) is reached by "
             f"{len(arrived)} of {nthreads} threads; the other {len(missing)} (e.g. thread "
-            f"{threads[1]}) finish without reaching it: on a GPU the barrier does not protect what "
-            "they do, or hangs",
+            f"{threads[1]}) finish (an early return) without reaching it. On current GPUs "
+            "(Volta and later) threads that have exited no longer count at a barrier, so the "
+            "others do not hang, and the H100's synccheck and racecheck report nothing; but the "
+            "CUDA programming guide makes a syncthreads that not every thread of the block "
+            "reaches undefined behaviour: let every thread reach it (guard the work with an "
+            "`if` instead of returning early)",
             (sites[at[0]].file,) if len(at) else (),
         ),
     )
@@ -533,10 +537,57 @@ def out_of_bounds(rec: Recording) -> list[Hazard]:
     return found.list()
 
 
+def negative_indices(rec: Recording) -> list[Hazard]:
+    """Negative indices: NumPy and Numba (on a GPU too) wrap them to the end of the array."""
+    found = _Found()
+    for neg in rec.negative:
+        view = rec.views[neg.view]
+        block = _trim(neg.block, rec.grid)
+        thread = _trim(thread_index(neg.thread, rec.block), rec.block)
+        index = neg.index if isinstance(neg.index, tuple) else (neg.index,)
+        index = tuple(int(i) if isinstance(i, (int, np.integer)) else i for i in index)
+        wrapped = tuple(
+            i + n if isinstance(i, int) and i < 0 else i for i, n in zip(index, view.shape)
+        )
+        shown = ", ".join(map(str, index))
+        last = all(i == -1 for i in index if isinstance(i, int) and i < 0)
+        target = (
+            "the last element"
+            if last and len(index) == 1
+            else f"{view.name}[{', '.join(map(str, wrapped))}]"
+        )
+        op = OPS[neg.op]
+
+        message = (
+            f"thread {thread} of block {block} at line {neg.line}: {op} of "
+            f"{view.name}[{shown}]: {view.name}[{shown}] wraps to {target} (NumPy and "
+            "Numba, on a GPU too, count a negative index from the end; CUDA C would reach "
+            "before the array). Check the index first (e.g. `if i > 0`)"
+        )
+
+        def make(view=view, block=block, thread=thread, index=index, neg=neg, message=message):
+            return Hazard(
+                "negative index",
+                view.space,
+                view.name,
+                (neg.line,),
+                block,
+                (thread,),
+                index,
+                1,
+                message,
+                (neg.code.co_filename,),
+            )
+
+        found.add(("negative index", view.name, neg.line, op), make)
+    return found.list()
+
+
 def find(acc: Accesses, bar: Barriers, rec: Recording, sites) -> list[Hazard]:
     """Every hazard of a traced launch: out-of-bounds first, then barriers, races, uninitialised."""
     return [
         *out_of_bounds(rec),
+        *negative_indices(rec),
         *barriers(bar, rec, sites),
         *races(acc, rec, sites),
         *atomic_mix(acc, rec, sites),
