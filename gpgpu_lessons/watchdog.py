@@ -120,6 +120,9 @@ def _async_raise(thread: threading.Thread) -> None:
 
 
 def _quiet_hook(previous):
+    """A threading.excepthook / sys.unraisablehook that ignores Stopped (a thread that gets it
+    outside the kernel, e.g. in a garbage-collector callback, ends or runs on quietly)."""
+
     def hook(args):
         if args.exc_type is not Stopped:
             previous(args)
@@ -140,8 +143,9 @@ def stop(threads, block=None) -> list:
     alive = [t for t in threads if t.is_alive()]
     if not alive:
         return []
-    previous = threading.excepthook
+    previous, unraisable = threading.excepthook, sys.unraisablehook
     threading.excepthook = _quiet_hook(previous)
+    sys.unraisablehook = _quiet_hook(unraisable)
     switch = sys.getswitchinterval()
     sys.setswitchinterval(min(switch, 0.001))  # hand the GIL round quickly: each thread ends
     try:
@@ -156,7 +160,7 @@ def stop(threads, block=None) -> list:
                 break
     finally:
         sys.setswitchinterval(switch)
-        threading.excepthook = previous
+        threading.excepthook, sys.unraisablehook = previous, unraisable
     return alive
 
 

@@ -183,14 +183,16 @@ def _dimensions(fn, name: str, value, limits) -> tuple:
     if not 1 <= len(parts) <= 3 or any(
         isinstance(p, bool) or not isinstance(p, (int, np.integer)) for p in parts
     ):
-        raise TypeError(
-            f"{fn.__name__}: {name}={value!r}: give an int or a tuple of 1 to 3 ints, "
-            f"e.g. {name}=256 or {name}=(16, 16)"
+        raise ValueError(
+            f"{fn.__name__}: {name}={value!r} is not a launch shape: give an int or a tuple "
+            f"of 1 to 3 ints, e.g. {name}=256 or {name}=(16, 16)"
         )
     parts = tuple(int(p) for p in parts) + (1,) * (3 - len(parts))
     for axis, (n, most) in enumerate(zip(parts, limits)):
         if n < 1:
-            raise ValueError(f"{fn.__name__}: {name}={value!r}: every dimension must be >= 1")
+            raise ValueError(
+                f"{fn.__name__}: {name}={value!r}: every dimension must be positive (>= 1)"
+            )
         if n > most:
             raise ValueError(
                 f"{fn.__name__}: {name}={value!r}: CUDA allows at most {most:,} on "

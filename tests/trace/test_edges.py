@@ -169,10 +169,10 @@ def test_non_cuda_callables_are_refused(kernel, message):
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"blockdim": True}, "blockdim=True: give an int or a tuple of 1 to 3 ints"),
-        ({"griddim": 1.5}, "griddim=1.5: give an int or a tuple"),
-        ({"griddim": (1, 2, 3, 4)}, "griddim=(1, 2, 3, 4): give an int or a tuple of 1 to 3"),
-        ({"blockdim": 0}, "every dimension must be >= 1"),
+        ({"blockdim": True}, "blockdim=True is not a launch shape: give an int or a tuple"),
+        ({"griddim": 1.5}, "griddim=1.5 is not a launch shape"),
+        ({"griddim": (1, 2, 3, 4)}, "griddim=(1, 2, 3, 4) is not a launch shape"),
+        ({"blockdim": 0}, "every dimension must be positive"),
         ({"blocks": "x"}, "blocks='x': give how many blocks to trace"),
         ({"blocks": 1.5}, "blocks=1.5: give how many blocks to trace"),
         ({"blocks": True}, "blocks=True: give how many blocks to trace"),
