@@ -51,7 +51,7 @@ import time
 
 import numpy as np
 
-from . import runtime
+from . import runtime, watchdog
 
 FULL_MASK = 0xFFFFFFFF
 WARP_SIZE = 32
@@ -626,11 +626,23 @@ def _thread_syncthreads(self):
 
 
 def _manager_run(self, grid_point, *args):
-    """numba-cuda 0.30's BlockManager.run, with per-block warp state and locked releases."""
+    """numba-cuda 0.30's BlockManager.run, with per-block warp state and locked releases.
+
+    Whatever ends the block early (an exception in one thread, the launch's time limit, a
+    KeyboardInterrupt in the caller) ends every thread of the block first (`watchdog.stop`).
+    """
     from numba.cuda.simulator.kernel import BlockThread
 
     block = self._simwarp = _Block(self._block_dim, grid_point)
-    threads = set()
+    threads = []
+    try:
+        _run_block(self, block, threads, BlockThread, grid_point, args)
+    except BaseException:
+        watchdog.stop(threads, block)
+        raise
+
+
+def _run_block(self, block, threads, BlockThread, grid_point, args):
     livethreads = set()
     blockedthreads = set()
     for block_point in np.ndindex(*self._block_dim):
@@ -639,20 +651,21 @@ def _manager_run(self, grid_point, *args):
             self._f(*args)
 
         t = BlockThread(target, self, grid_point, block_point, self._debug)
+        threads.append(t)
         t.start()
-        threads.add(t)
         livethreads.add(t)
+        # starting a thread waits for the GIL, which spinning threads hold: check as we go
+        watchdog.tick(threads)
+        if len(threads) % WARP_SIZE == 0:
+            for other in threads:
+                if other.exception:
+                    raise other.exception[0].with_traceback(other.exception[1])
 
     while livethreads:
         for t in livethreads:
             if t.syncthreads_blocked:
                 blockedthreads.add(t)
             elif t.exception:
-                for t_other in threads:
-                    t_other.abort = True
-                    t_other.syncthreads_blocked = False
-                    t_other.syncthreads_event.set()
-                block.abort()
                 raise t.exception[0].with_traceback(t.exception[1])
         if livethreads == blockedthreads:
             # Each warp's lanes are marked running at once, so no warp sees itself half released.
@@ -668,6 +681,7 @@ def _manager_run(self, grid_point, *args):
                 t.syncthreads_event.set()
             blockedthreads = set()
         livethreads = set([t for t in livethreads if t.is_alive()])
+        watchdog.tick(livethreads)
         time.sleep(0)  # let the block's threads run: a spinning manager holds the GIL
     for t in threads:
         if t.exception:

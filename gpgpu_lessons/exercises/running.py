@@ -1,8 +1,8 @@
 """Run a student's kernel once and turn whatever goes wrong into a sentence.
 
-In the simulator the arrays a kernel gets are watched: a negative index (which NumPy would
-quietly wrap to the end of the array, and a GPU would read from before it) raises an
-IndexError in the thread that made it, and every store to an output is counted, so the grader
+In the simulator the arrays a kernel gets are watched: a negative index (which NumPy, and
+Numba on a GPU too, quietly wrap to the end of the array; CUDA C would read before it) raises
+an IndexError in the thread that made it, and every store to an output is counted, so the grader
 knows which elements were never written or written twice. On a GPU the outputs start as a
 poison value instead, and every array sits between two guard zones (`Guarded`): a kernel that
 writes a little past an array's end overwrites a guard, which the grader checks, and not another
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 
-from .. import runtime
+from .. import runtime, watchdog
 
 _THREAD = re.compile(r"tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]:?\s*")
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,7 +34,7 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class Crash:
     """What went wrong in a launch: the sentence for the student, and where it happened."""
 
-    kind: str  # "out of bounds", "deadlock", "error", "compile", "gpu"
+    kind: str  # "out of bounds", "deadlock", "timeout", "error", "compile", "gpu"
     text: str
     line: int | None = None
 
@@ -113,7 +113,8 @@ def watched_array(array: np.ndarray, name: str, count_writes: bool):
             if _negative(index):
                 raise IndexError(
                     f"index {index} is negative: {name} (shape {self._ary.shape}) "
-                    "has no element there"
+                    "has no element there (Numba, like NumPy, would wrap it to the end of "
+                    "the array, on a GPU too)"
                 )
             return super().__getitem__(index)
 
@@ -121,7 +122,8 @@ def watched_array(array: np.ndarray, name: str, count_writes: bool):
             if _negative(index):
                 raise IndexError(
                     f"index {index} is negative: {name} (shape {self._ary.shape}) "
-                    "has no element there"
+                    "has no element there (Numba, like NumPy, would wrap it to the end of "
+                    "the array, on a GPU too)"
                 )
             super().__setitem__(index, value)
             if self.writes is not None:
@@ -180,6 +182,14 @@ def explain(error: BaseException, kernel) -> Crash:
             "before the launch, so the GPU ran it; the grader keeps a guard zone around "
             "every array, so nothing else was overwritten. Check every index against "
             "the array's shape before using it.",
+        )
+    if isinstance(error, watchdog.LaunchTimeout):
+        return Crash(
+            "timeout",
+            f"Your kernel never finished: {message}. A loop whose condition never becomes "
+            "false hangs a GPU too; make sure every thread leaves every loop (a grid-stride "
+            "loop needs `i += stride`).",
+            error.line,
         )
     if name == "WarpDeadlockError":
         return Crash(
@@ -243,14 +253,16 @@ def start_values(case, name) -> object:
 
 
 def run(
-    kernel, case, params, *, count_writes: bool, simulator: bool | None = None
+    kernel, case, params, *, count_writes: bool, simulator: bool | None = None, limit_s=None
 ) -> tuple[dict, dict | None]:
     """Launch kernel[case.grid, case.block] on the case's arguments once.
 
     Returns ({output name: NumPy array}, {output name: stores per element} or None). Outputs
     start as zeros (names in case.zeros) or the poison value. In the simulator (`simulator`,
     by default the mode Numba runs in) the arrays are watched; otherwise they are `Guarded`
-    device arrays, checked after the launch (GuardDamaged). Exceptions propagate.
+    device arrays, checked after the launch (GuardDamaged). Exceptions propagate; in the
+    simulator a launch running past `limit_s` seconds (None: watchdog.default_limit()) raises
+    watchdog.LaunchTimeout.
     """
     simulator = runtime.is_simulator() if simulator is None else simulator
     device_args, outputs, guarded = [], {}, []
@@ -269,7 +281,7 @@ def run(
                 outputs[name] = device_args[-1]
         else:
             device_args.append(array)
-    with quiet():
+    with quiet(), watchdog.limit(limit_s if simulator else 0, kernel):
         kernel[case.grid, case.block](*device_args)
     if not simulator:
         cuda.synchronize()

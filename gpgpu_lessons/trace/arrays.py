@@ -85,6 +85,8 @@ class Recorded:
         if type(value) is np.void:
             return RecordRef(self, idx)
         frame = _getframe(1)
+        if (idx < 0) if type(idx) is int else _negative(idx):
+            self._tracer.negative_index(self, idx, LOAD, frame)
         if frame.f_code in self._tracer.vector_codes:
             return self._tracer.vector_access(self, idx, LOAD, frame, value)
         self._append(
@@ -109,6 +111,8 @@ class Recorded:
             tracer.out_of_bounds(self, idx, STORE, _getframe(1))
             return
         frame = _getframe(1)
+        if (idx < 0) if type(idx) is int else _negative(idx):
+            tracer.negative_index(self, idx, STORE, frame)
         if frame.f_code in tracer.vector_codes:
             tracer.vector_access(self, idx, STORE, frame, value)
             return
@@ -133,6 +137,8 @@ class Recorded:
             return self._tracer.out_of_bounds(self, idx, LOAD, frame)
         if type(value) is np.ndarray:
             return self._tracer.subarray(self, value)
+        if (idx < 0) if type(idx) is int else _negative(idx):
+            self._tracer.negative_index(self, idx, LOAD, frame)
         self._append(
             (
                 _current_thread().thread_id,
@@ -154,6 +160,8 @@ class Recorded:
         except IndexError:
             self._tracer.out_of_bounds(self, idx, STORE, frame)
             return
+        if (idx < 0) if type(idx) is int else _negative(idx):
+            self._tracer.negative_index(self, idx, STORE, frame)
         self._append(
             (
                 _current_thread().thread_id,
@@ -286,6 +294,7 @@ class Tracer:
         self.records: list = []
         self.views: list[View] = []
         self.oob: list[OutOfBounds] = []
+        self.negative: list[OutOfBounds] = []  # negative indices (they wrap, as in NumPy)
         self.vector_codes = vector_codes
         self.block_point: tuple = (0, 0, 0)
         self._bases: dict = {}  # (space, root pointer) -> simulated base address
@@ -442,6 +451,20 @@ class Tracer:
         )
         return _poison(array._ary.dtype)
 
+    def negative_index(self, array: Recorded, idx, op: int, frame) -> None:
+        """Record a negative index: the access goes ahead, wrapped as Numba wraps it."""
+        self.negative.append(
+            OutOfBounds(
+                array._view,
+                op,
+                idx,
+                self.block_point,
+                _current_thread().thread_id,
+                frame.f_code,
+                frame.f_lineno,
+            )
+        )
+
     def event(self, op: int, detail=None) -> None:
         """A barrier or syncwarp of the calling thread, at the caller's caller's line."""
         frame = _getframe(2)
@@ -457,6 +480,12 @@ class Tracer:
                 None,
             )
         )
+
+
+def _negative(idx) -> bool:
+    """True when an index (an integer or a tuple of them and slices) has a negative integer."""
+    parts = idx if type(idx) is tuple else (idx,)
+    return any(isinstance(p, (int, np.integer)) and p < 0 for p in parts)
 
 
 def _check_index(idx, view: View) -> None:

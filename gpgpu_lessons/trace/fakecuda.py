@@ -17,6 +17,7 @@ from .arrays import (
     Recorded,
     Tracer,
     UnsupportedError,
+    _negative,
     instruction_at,
     pointer,
 )
@@ -127,6 +128,8 @@ def fake_module_class():
                     array._ary[idx]
                 except IndexError:
                     return tracer.out_of_bounds(array, idx, ATOMIC, frame)
+                if _negative(idx):
+                    tracer.negative_index(array, idx, ATOMIC, frame)
                 tracer.records.append(
                     (
                         _current_thread().thread_id,

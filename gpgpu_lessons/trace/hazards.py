@@ -8,6 +8,11 @@ such a hazard a warning at most). Which access came first (RAW: a read after ano
 write; WAR: a write after another thread's read; WAW: two writes) is decided by a lockstep
 clock, as if the threads ran in step (the simulator runs them one after the other, which would
 say nothing useful).
+
+Two kinds racecheck does not report: an atomic and a plain access of one address by two threads
+of a block in one barrier interval ("atomic race": the atomic protects only against other
+atomics), and global memory that one block writes, not atomically, and another block reads or
+writes ("race between blocks": on a GPU blocks run at the same time, in any order).
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ SCAN = 32  # how far back a racing partner is looked for, per address
 class Hazard:
     """One kind of hazard at one place (the first example, and how many were found)."""
 
-    kind: str  # "RAW", "WAR", "WAW", "uninitialised", "barrier", "out-of-bounds"
+    kind: str  # "RAW", "WAR", "WAW", "atomic race", "race between blocks", "uninitialised",
+    # "barrier", "out-of-bounds", "negative index"
     space: str
     array: str
     lines: tuple  # source lines (first access, second access) or (line,)
@@ -75,34 +81,230 @@ class _Found:
         return list(self.items.values())
 
 
-def races(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
-    """RAW / WAR / WAW races within a block and barrier interval (shared and global memory)."""
-    mask = ((acc.space == SHARED) | (acc.space == GLOBAL)) & (acc.op != ATOMIC)
+def _words(acc: Accesses, mask: np.ndarray):
+    """(row, key) for every 4-byte word the accesses in `mask` touch (smaller ones: their byte)."""
     rows = np.flatnonzero(mask)
-    if not len(rows):
-        return []
     size = acc.size[rows]
     first = acc.address[rows] // 4
     count = np.where(size >= 4, (acc.address[rows] + size - 1) // 4 - first + 1, 1)
     rows = np.repeat(rows, count)
     step = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
     key = np.where(acc.size[rows] >= 4, (np.repeat(first, count) + step) * 4, acc.address[rows])
-    block, space, interval = acc.block[rows], acc.space[rows], acc.interval[rows]
-    order = np.lexsort((rows, acc.clock[rows], interval, key, space, block))
+    return rows, key
+
+
+def _groups(columns, order):
+    """(starts, ends) of the runs of equal `columns` in rows sorted by `order`."""
     g = np.zeros(len(order), dtype=bool)
     g[0] = True
-    for column in (block, space, key, interval):
+    for column in columns:
         g[1:] |= column[order][1:] != column[order][:-1]
     starts = np.flatnonzero(g)
+    return starts, np.append(starts[1:], len(order))
+
+
+def races(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
+    """RAW / WAR / WAW races within a block and barrier interval (shared and global memory)."""
+    mask = ((acc.space == SHARED) | (acc.space == GLOBAL)) & (acc.op != ATOMIC)
+    if not mask.any():
+        return []
+    rows, key = _words(acc, mask)
+    block, space, interval = acc.block[rows], acc.space[rows], acc.interval[rows]
+    order = np.lexsort((rows, acc.clock[rows], interval, key, space, block))
+    starts, ends = _groups((block, space, key, interval), order)
     stores = np.maximum.reduceat((acc.op[rows] == STORE)[order].astype(np.int8), starts)
     threads = acc.thread[rows][order]
     lo = np.minimum.reduceat(threads, starts)
     hi = np.maximum.reduceat(threads, starts)
     found = _Found()
-    ends = np.append(starts[1:], len(order))
     for k in np.flatnonzero((stores > 0) & (lo != hi)):
         _scan_group(acc, rows[order[starts[k] : ends[k]]], rec, sites, found)
     return found.list()
+
+
+def atomic_mix(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
+    """An atomic and a plain load or store of one address by two threads of a block, with no
+    barrier between them (racecheck does not report these): zeroing bins, then atomics on them
+    without syncthreads; or atomics, then reading the bins without syncthreads."""
+    mask = (acc.space == SHARED) | (acc.space == GLOBAL)
+    if not (mask & (acc.op == ATOMIC)).any():
+        return []
+    rows, key = _words(acc, mask)
+    block, space, interval = acc.block[rows], acc.space[rows], acc.interval[rows]
+    order = np.lexsort((rows, acc.clock[rows], interval, key, space, block))
+    starts, ends = _groups((block, space, key, interval), order)
+    atomic = (acc.op[rows] == ATOMIC)[order].astype(np.int8)
+    some = np.maximum.reduceat(atomic, starts)
+    every = np.minimum.reduceat(atomic, starts)
+    found = _Found()
+    for k in np.flatnonzero((some > 0) & (every == 0)):
+        group = rows[order[starts[k] : ends[k]]]
+        for r in group:
+            partner = next(
+                (
+                    p
+                    for p in group
+                    if (acc.op[p] == ATOMIC) != (acc.op[r] == ATOMIC)
+                    and acc.thread[p] != acc.thread[r]
+                    and not (
+                        acc.thread[p] // WARP == acc.thread[r] // WARP
+                        and acc.warp_interval[p] != acc.warp_interval[r]
+                    )
+                ),
+                None,
+            )
+            if partner is not None:
+                first, second = sorted((partner, r), key=lambda x: (acc.clock[x], x))
+                _add_mix(acc, first, second, rec, sites, found)
+                break
+    return found.list()
+
+
+def _add_mix(acc, p, r, rec, sites, found):
+    first, second = sites[acc.site[p]], sites[acc.site[r]]
+    array = rec.views[acc.view[r]].name
+    space = SPACES[acc.space[r]]
+    block = _trim(rec.blocks[acc.block[r]], rec.grid)
+    threads = tuple(_trim(thread_index(acc.thread[x], rec.block), rec.block) for x in (p, r))
+    index = _index(acc.index[r])
+    what = {LOAD: "reads", STORE: "writes", ATOMIC: "updates (atomic)"}
+    fix = (
+        "put cuda.syncthreads() between the plain access and the atomics"
+        if space == "shared"
+        else "make every access to it an atomic, or separate them by a launch"
+    )
+
+    def make():
+        return Hazard(
+            "atomic race",
+            space,
+            array,
+            (first.line, second.line),
+            block,
+            threads,
+            index,
+            1,
+            f"thread {threads[0]} {what[acc.op[p]]} {array}{list(index)} at line {first.line} "
+            f"and thread {threads[1]} {what[acc.op[r]]} it at line {second.line} with no "
+            f"syncthreads between them (block {block}): an atomic protects only against other "
+            f"atomics, so the plain access may come before or after it; {fix}",
+            (first.file, second.file),
+        )
+
+    found.add(("atomic race", space, array, first.file, first.line, second.file, second.line), make)
+
+
+def between_blocks(acc: Accesses, rec: Recording, sites) -> list[Hazard]:
+    """Global memory that one block writes (not atomically) and another block reads or writes.
+
+    Blocks run in any order, at the same time, on a GPU (the simulator runs them one after the
+    other, so the values may come out right here). Not a race: the same value written by both;
+    atomics on both sides; and a hand-over through atomics, where the earlier block's access
+    comes before its atomic on some address and the later block's after its own atomic on the
+    same address (a ticket counter, as in device.handover).
+    """
+    mask = acc.space == GLOBAL
+    if not (mask & (acc.op == STORE)).any():
+        return []
+    rows, key = _words(acc, mask)
+    block = acc.block[rows]
+    order = np.lexsort((rows, key))
+    starts, ends = _groups((key,), order)
+    ordered = block[order]
+    lo = np.minimum.reduceat(ordered, starts)
+    hi = np.maximum.reduceat(ordered, starts)
+    stores = np.maximum.reduceat((acc.op[rows] == STORE)[order].astype(np.int8), starts)
+    candidates = np.flatnonzero((lo != hi) & (stores > 0))
+    if not len(candidates):
+        return []
+    tickets = _atomics_by_block(acc)
+    found = _Found()
+    for k in candidates:
+        _scan_blocks(acc, rows[order[starts[k] : ends[k]]], tickets, rec, sites, found)
+    return found.list()
+
+
+def _atomics_by_block(acc: Accesses) -> dict:
+    """{block: {address: [global atomic rows]}}."""
+    table: dict = {}
+    for r in np.flatnonzero((acc.space == GLOBAL) & (acc.op == ATOMIC)):
+        table.setdefault(int(acc.block[r]), {}).setdefault(int(acc.address[r]), []).append(r)
+    return table
+
+
+def _ordered(acc, a, b) -> bool:
+    """True when access a comes before (or is) access b within their block."""
+    if a == b or acc.interval[a] < acc.interval[b]:
+        return True
+    return (
+        acc.thread[a] == acc.thread[b]
+        and acc.interval[a] == acc.interval[b]
+        and acc.clock[a] < acc.clock[b]
+    )
+
+
+def _handed_over(acc, p, r, tickets) -> bool:
+    """True when block(p)'s access p precedes its atomic on some address, and block(r)'s
+    atomic on that address precedes r: the atomics order the two blocks."""
+    mine, theirs = tickets.get(int(acc.block[p]), {}), tickets.get(int(acc.block[r]), {})
+    for address in mine.keys() & theirs.keys():
+        if any(_ordered(acc, p, t) for t in mine[address]) and any(
+            _ordered(acc, t, r) for t in theirs[address]
+        ):
+            return True
+    return False
+
+
+def _scan_blocks(acc, group, tickets, rec, sites, found):
+    """Walk one word's accesses in the order the blocks ran; pair each with an earlier access
+    of another block that conflicts with it (at least one a plain store)."""
+    earlier: list = []
+    for r in group:
+        store = acc.op[r] == STORE
+        for p in reversed(earlier[-SCAN:]):
+            if acc.block[p] == acc.block[r]:
+                continue
+            if not store and acc.op[p] != STORE:
+                continue
+            if store and acc.op[p] == STORE and _same(acc.value[p], acc.value[r]):
+                continue
+            if _handed_over(acc, p, r, tickets):
+                continue
+            _add_between(acc, p, r, rec, sites, found)
+            break
+        earlier.append(r)
+
+
+def _add_between(acc, p, r, rec, sites, found):
+    first, second = sites[acc.site[p]], sites[acc.site[r]]
+    array = rec.views[acc.view[r]].name
+    blocks = tuple(_trim(rec.blocks[acc.block[x]], rec.grid) for x in (p, r))
+    threads = tuple(_trim(thread_index(acc.thread[x], rec.block), rec.block) for x in (p, r))
+    index = _index(acc.index[r])
+    what = {LOAD: "reads", STORE: "writes", ATOMIC: "updates (atomic)"}
+    element = f"{array}{list(index)}"
+
+    def make():
+        return Hazard(
+            "race between blocks",
+            "global",
+            array,
+            (first.line, second.line),
+            blocks[0],
+            threads,
+            index,
+            1,
+            f"block {blocks[0]} (thread {threads[0]}) {what[acc.op[p]]} {element} at line "
+            f"{first.line} and block {blocks[1]} (thread {threads[1]}) {what[acc.op[r]]} it at "
+            f"line {second.line}, not atomically: on a GPU blocks run at the same time and in "
+            "any order, so one block's update can be lost or read half-done (the simulator "
+            "runs them one after another, so the values may look right here). Use an atomic "
+            "(cuda.atomic.add) for updates that several blocks make, or give each block its "
+            "own element",
+            (first.file, second.file),
+        )
+
+    found.add(("between blocks", array, first.file, first.line, second.file, second.line), make)
 
 
 def _scan_group(acc, group, rec, sites, found):
@@ -293,8 +495,12 @@ def _partial(per_thread, reached, at, b, rec, sites, found):
             1,
             f"syncthreads at line {line} (barrier {reached + 1} of block {block}) is reached by "
             f"{len(arrived)} of {nthreads} threads; the other {len(missing)} (e.g. thread "
-            f"{threads[1]}) finish without reaching it: on a GPU the barrier does not protect what "
-            "they do, or hangs",
+            f"{threads[1]}) finish (an early return) without reaching it. On current GPUs "
+            "(Volta and later) threads that have exited no longer count at a barrier, so the "
+            "others do not hang, and the H100's synccheck and racecheck report nothing; but the "
+            "CUDA programming guide makes a syncthreads that not every thread of the block "
+            "reaches undefined behaviour: let every thread reach it (guard the work with an "
+            "`if` instead of returning early)",
             (sites[at[0]].file,) if len(at) else (),
         ),
     )
@@ -331,11 +537,60 @@ def out_of_bounds(rec: Recording) -> list[Hazard]:
     return found.list()
 
 
+def negative_indices(rec: Recording) -> list[Hazard]:
+    """Negative indices: NumPy and Numba (on a GPU too) wrap them to the end of the array."""
+    found = _Found()
+    for neg in rec.negative:
+        view = rec.views[neg.view]
+        block = _trim(neg.block, rec.grid)
+        thread = _trim(thread_index(neg.thread, rec.block), rec.block)
+        index = neg.index if isinstance(neg.index, tuple) else (neg.index,)
+        index = tuple(int(i) if isinstance(i, (int, np.integer)) else i for i in index)
+        wrapped = tuple(
+            i + n if isinstance(i, int) and i < 0 else i for i, n in zip(index, view.shape)
+        )
+        shown = ", ".join(map(str, index))
+        last = all(i == -1 for i in index if isinstance(i, int) and i < 0)
+        target = (
+            "the last element"
+            if last and len(index) == 1
+            else f"{view.name}[{', '.join(map(str, wrapped))}]"
+        )
+        op = OPS[neg.op]
+
+        message = (
+            f"thread {thread} of block {block} at line {neg.line}: {op} of "
+            f"{view.name}[{shown}]: {view.name}[{shown}] wraps to {target} (NumPy and "
+            "Numba, on a GPU too, count a negative index from the end; CUDA C would reach "
+            "before the array). Check the index first (e.g. `if i > 0`)"
+        )
+
+        def make(view=view, block=block, thread=thread, index=index, neg=neg, message=message):
+            return Hazard(
+                "negative index",
+                view.space,
+                view.name,
+                (neg.line,),
+                block,
+                (thread,),
+                index,
+                1,
+                message,
+                (neg.code.co_filename,),
+            )
+
+        found.add(("negative index", view.name, neg.line, op), make)
+    return found.list()
+
+
 def find(acc: Accesses, bar: Barriers, rec: Recording, sites) -> list[Hazard]:
     """Every hazard of a traced launch: out-of-bounds first, then barriers, races, uninitialised."""
     return [
         *out_of_bounds(rec),
+        *negative_indices(rec),
         *barriers(bar, rec, sites),
         *races(acc, rec, sites),
+        *atomic_mix(acc, rec, sites),
+        *between_blocks(acc, rec, sites),
         *uninitialised(acc, rec, sites),
     ]

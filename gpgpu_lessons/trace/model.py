@@ -8,9 +8,11 @@ The rules (Volta and later; what Nsight Compute counts):
   at most 128 bytes; lanes touching different 4-byte words of one bank take turns (an n-way
   conflict costs n wavefronts) and lanes touching the same word share it (broadcast), so a
   request costs the larger of the most distinct words one bank must deliver and its distinct
-  words / 32 (8- and 16-byte lanes included: a float64 read by every lane is 1 wavefront, 32
-  neighbouring float64 are 2; checked against Nsight Compute on an H200); ideally its distinct
-  bytes / 128;
+  words / 32; 8-byte accesses are served a half-warp at a time and 16-byte ones a quarter-warp
+  at a time (32 neighbouring float64 are 2 wavefronts, both half-warps reading the same 16
+  float64 are 2 too), except a broadcast of one address to every lane (1 wavefront; checked
+  against Nsight Compute on an H100 and an H200); ideally the distinct bytes / 128 of each
+  half-warp (quarter-warp);
 - constant memory serves one address per cycle to the whole warp: n distinct addresses in a
   request are n serialised reads;
 - atomics on the same address from lanes of one warp are serialised (contention): in global
@@ -48,14 +50,36 @@ def sector_of(byte_address: int) -> int:
     return byte_address // SECTOR_BYTES
 
 
+def lane_group(size: int) -> int:
+    """Lanes served together by shared memory: the warp for 4-byte accesses, a half-warp for
+    8-byte, a quarter-warp for 16-byte (each group moves at most 128 bytes per wavefront)."""
+    return WARP // min(max(size // BANK_BYTES, 1), 4)
+
+
 def wavefronts(byte_addresses, size: int = 4, lanes=None) -> int:
-    """Wavefronts one shared-memory request needs (lane i at byte_addresses[i]; `lanes` unused)."""
-    words: dict = {}
-    for address in byte_addresses:
-        for word in range(address // BANK_BYTES, (address + max(size, 1) - 1) // BANK_BYTES + 1):
-            words.setdefault(word % BANKS, set()).add(word)
-    distinct = sum(len(found) for found in words.values())
-    return max(max((len(found) for found in words.values()), default=0), -(-distinct // BANKS))
+    """Wavefronts one shared-memory request needs (lane lanes[i], default i, at byte_addresses[i]).
+
+    8- and 16-byte requests are served a half-warp (quarter-warp) at a time, unless every lane
+    reads one address (a broadcast: 1 wavefront).
+    """
+    addresses = list(byte_addresses)
+    lanes = range(len(addresses)) if lanes is None else list(lanes)
+    if len(set(addresses)) == 1:
+        return 1
+    groups: dict = {}
+    for lane, address in zip(lanes, addresses):
+        groups.setdefault(lane // lane_group(size), []).append(address)
+    total = 0
+    for group in groups.values():
+        words: dict = {}
+        for address in group:
+            for word in range(
+                address // BANK_BYTES, (address + max(size, 1) - 1) // BANK_BYTES + 1
+            ):
+                words.setdefault(word % BANKS, set()).add(word)
+        distinct = sum(len(found) for found in words.values())
+        total += max(max((len(f) for f in words.values()), default=0), -(-distinct // BANKS))
+    return total
 
 
 def ideal_wavefronts(lanes: int, size: int = 4, distinct_bytes: int | None = None) -> int:
@@ -174,6 +198,27 @@ def _wavefronts(req, lane, address, size, atomic, n):
     return np.maximum(most, -(-distinct // BANKS))
 
 
+def _shared_wavefronts(acc, shared, req, lane, n):
+    """(wavefronts, ideal wavefronts) per request for its shared-memory accesses.
+
+    8-byte accesses are served a half-warp at a time and 16-byte ones a quarter-warp at a time
+    (Nsight Compute on an H100: 2-way conflicts inside each half-warp cost 4 wavefronts, both
+    half-warps reading the same 16 doubles 2), except when every lane reads one address (1).
+    Atomics are served by the whole warp, one turn per lane on one word.
+    """
+    atomic = acc.op[shared] == ATOMIC
+    size, address = acc.size[shared], acc.address[shared]
+    group = np.where(atomic, WARP, WARP // np.clip(size // BANK_BYTES, 1, 4))
+    part = req[shared] * 4 + lane[shared] // group  # at most 4 lane groups per request
+    waves = _wavefronts(part, lane[shared], address, size, atomic, 4 * n).reshape(n, 4).sum(1)
+    bytes_ = _distinct_bytes(part, address, size, 4 * n).reshape(n, 4)
+    ideal = np.maximum(1, np.where(bytes_ > 0, -(-bytes_ // WAVEFRONT_BYTES), 0).sum(1))
+    one_address = (_distinct_per_group(req[shared], address, n) == 1) & (
+        np.bincount(req[shared][atomic], minlength=n) == 0
+    )
+    return np.where(one_address, 1, waves), np.where(one_address, 1, ideal)
+
+
 def _atomic_sectors(req, address, n):
     """Per request: sectors of global atomics, one per lane updating the same address."""
     sector = address // SECTOR_BYTES
@@ -240,15 +285,8 @@ def requests(acc: Accesses) -> Requests:
         )
     shared = acc.space == SHARED
     if shared.any():
-        waves = _wavefronts(
-            req[shared],
-            lane[shared],
-            acc.address[shared],
-            acc.size[shared],
-            acc.op[shared] == ATOMIC,
-            n,
-        )
-        ideal_w = np.where(space == SHARED, np.maximum(1, -(-distinct // WAVEFRONT_BYTES)), 0)
+        waves, ideal_w = _shared_wavefronts(acc, shared, req, lane, n)
+        ideal_w = np.where(space == SHARED, ideal_w, 0)
     return Requests(
         block=acc.block[first_rows],
         warp=warp[first_rows],

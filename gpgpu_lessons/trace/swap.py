@@ -23,7 +23,16 @@ def python_function(kernel) -> types.FunctionType:
         )
     fn = getattr(kernel, "py_func", None)
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"trace_kernel needs a @cuda.jit kernel, got {type(kernel).__name__}")
+        raise TypeError(
+            f"trace_kernel needs a @cuda.jit kernel, got {type(kernel).__name__} "
+            f"{getattr(kernel, '__name__', '')}".rstrip()
+            + ": decorate a Python function with @cuda.jit and pass it"
+        )
+    if "cuda" not in type(kernel).__module__:
+        raise TypeError(
+            f"{fn.__name__} is a Numba CPU function (@njit / @jit), not a CUDA kernel: "
+            "decorate it with @cuda.jit instead, then trace it"
+        )
     if _is_device_function(kernel):
         raise TypeError(
             f"{fn.__name__} is a device function (device=True): trace the kernel that calls it"

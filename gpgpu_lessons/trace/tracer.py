@@ -9,19 +9,29 @@ from . import accesses, hazards, model, record
 from .report import Trace, source_line
 
 
-def trace_kernel(kernel, griddim, blockdim, *args, blocks=None, dynamic_shared: int = 0) -> Trace:
+def trace_kernel(
+    kernel, griddim, blockdim, *args, blocks=None, dynamic_shared: int = 0, limit_s=None
+) -> Trace:
     """Run `kernel[griddim, blockdim](*args)` on the simulator, recording every memory access.
 
     Works on any @cuda.jit kernel, in simulator mode and on a GPU machine (there the kernel's
     Python function runs on the simulator's machinery, for the trace only). Arrays are updated
     as by a launch. `blocks`: trace only some blocks (an int: that many, spread over the grid;
-    or a list of block indices). `dynamic_shared`: bytes of dynamic shared memory.
+    or a list of block indices). `dynamic_shared`: bytes of dynamic shared memory. `limit_s`:
+    seconds the launch may run (default `watchdog.default_limit()`, GPGPU_LAUNCH_LIMIT_S or 30;
+    0: none); past it `watchdog.LaunchTimeout` names the line where the threads spin.
     Returns a `Trace`: `.lines` (sectors, wavefronts, addresses, contention per source line,
     with a verdict), `.hazards` (races, uninitialised shared reads, partial barriers,
     out-of-bounds indices), `.summary()`, `.figure(line)`; a notebook shows it as a table.
     """
     recording = record.run(
-        kernel, griddim, blockdim, args, blocks=blocks, dynamic_shared=dynamic_shared
+        kernel,
+        griddim,
+        blockdim,
+        args,
+        blocks=blocks,
+        dynamic_shared=dynamic_shared,
+        limit_s=limit_s,
     )
     start = time.perf_counter()
     collecting = gc.isenabled()

@@ -3,9 +3,9 @@
 `COUNTS`: kernels to compare with Nsight Compute (sectors and requests of global loads/stores,
 wavefronts of shared loads/stores): coalesced, strided and offset copies, float64, complex128
 (plain: two 8-byte accesses; device.vector: one 16-byte access), float32x4, the three
-transposes, 8-byte shared reads, matrix multiply naive and tiled, array of structs vs struct of
-arrays, a 3-channel image row, Harris' interleaved reduction, a stencil with a halo, a shared
-histogram, constant broadcast vs per-lane, atomics on one address vs spread, a local array.
+transposes, 8- and 16-byte shared reads (by half- and quarter-warps), matrix multiply naive
+and tiled, array of structs vs struct of arrays, a 3-channel image row, Harris' interleaved
+reduction, a stencil with a halo, a shared histogram, constant broadcast vs per-lane, atomics.
 `RACES`: kernels to compare with compute-sanitizer (racecheck, synccheck): six broken ones and
 their correct versions. Every kernel has its own name (Nsight Compute shows it).
 """
@@ -386,6 +386,43 @@ verify_race_barrier_in_branch = _branch_barrier(True, "verify_race_barrier_in_br
 verify_barrier = _branch_barrier(False, "verify_barrier")
 
 
+# ---- 8- and 16-byte shared reads: a half-warp (quarter-warp) at a time -------------------
+
+
+@jit
+def verify_f64_half_warp_conflict(out):
+    """Each half-warp reads doubles 0-7 and 16-23 (or 8-15 and 24-31): 2-way inside each half."""
+    tile = cuda.shared.array(TILE * TILE, float64)
+    i = cuda.threadIdx.x
+    for j in range(TILE):
+        tile[j * TILE + i] = i + j
+    cuda.syncthreads()
+    out[cuda.blockIdx.x * TILE + i] = tile[i % 8 + 16 * (i // 8 % 2) + 8 * (i // 16)]
+
+
+@jit
+def verify_f64_halves_same(out):
+    """Both half-warps read the same 16 doubles: one 128-byte pass each."""
+    tile = cuda.shared.array(TILE * TILE, float64)
+    i = cuda.threadIdx.x
+    for j in range(TILE):
+        tile[j * TILE + i] = i + j
+    cuda.syncthreads()
+    out[cuda.blockIdx.x * TILE + i] = tile[i % 16]
+
+
+@jit
+def verify_f32x4_quarters_same(out):
+    """Every quarter-warp reads the same 8 float32x4 (one 16-byte access per lane)."""
+    tile = cuda.shared.array(4 * TILE, float32)
+    i = cuda.threadIdx.x
+    for j in range(4):
+        tile[j * TILE + i] = i + j
+    cuda.syncthreads()
+    v = vector.load_vector(tile, 4 * (i % 8), 4)
+    out[cuda.blockIdx.x * TILE + i] = v[0] + v[1] + v[2] + v[3]
+
+
 # ---- the cases -------------------------------------------------------------------------------
 
 
@@ -474,7 +511,15 @@ COUNTS = [
             (verify_f64_stride16, "32 wavefronts"),
             (verify_f64_stride17, "2 wavefronts"),
             (verify_f64_broadcast, "2 wavefronts"),
+            (verify_f64_half_warp_conflict, "4 wavefronts/request (2-way in each half-warp)"),
+            (verify_f64_halves_same, "2 wavefronts/request (a pass per half-warp)"),
         )
+    ),
+    Case(
+        "verify_f32x4_quarters_same",
+        verify_f32x4_quarters_same,
+        lambda rng: (2, TILE, (np.zeros(2 * TILE, np.float32),)),
+        "4 wavefronts/request (a pass per quarter-warp)",
     ),
     Case("verify_matmul_naive", verify_matmul_naive, _matmul(16), "a: 1 sector (broadcast)"),
     Case("verify_matmul_tiled", verify_matmul_tiled, _matmul(MM_TILE), "shared: sb conflict-free"),
