@@ -10,6 +10,8 @@ from . import checks, data
 from .fakegpu import FakeGPU, NotReady
 from .registry import Case, Exercise
 
+TITLE = "Timing GPU code"
+
 BLOCK = 128
 
 
@@ -57,6 +59,9 @@ The grader launches `saxpy[blocks, 128](a, x, y, out)` with `blocks = ceil(n / 1
 random data, for `n = 1`, `n = 200` (and a million and three on a GPU): the last block has
 threads past the end of the arrays.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def saxpy(a, x, y, out):
     """out[i] = a * x[i] + y[i], one element per thread."""
@@ -332,6 +337,9 @@ Make `saxpy` work for any `n` with a grid of any size: each thread handles eleme
 The grader launches it with only 2 blocks of 64 threads (a GPU run also with 264 x 256) on
 `n = 1000` and on `n = 5` (fewer elements than threads). Each element is written once.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def saxpy_grid_stride(a, x, y, out):
     """out = a * x + y for any n, with a grid of any size."""

@@ -7,6 +7,8 @@ import numpy as np
 from . import checks, data, figures
 from .registry import Case, Exercise
 
+TITLE = "Atomics vs reduction"
+
 BLOCK = 64
 THRESHOLD = np.float32(1.2)
 
@@ -36,6 +38,9 @@ element, blocks of 64. Many threads add to the same counter at the same time: `c
 loses updates (two threads read the same old value). Use `cuda.atomic.add`. `n = 1`,
 `n = 300`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def count_above(x, threshold, count):
     """count[0] = the number of elements of x above threshold."""
@@ -174,6 +179,9 @@ atomic per warp**: every lane calls `cuda.ballot_sync(0xFFFFFFFF, is_bright)` (a
 the bright lanes), and lane 0 adds `cuda.popc(mask)`. All 32 lanes must reach the ballot: no
 early return for `i >= n`. Blocks of 64; `n = 1` and `n = 300`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def count_bright(pixels, threshold, count):
     """count[0] = the number of pixels above threshold (make it one atomic per warp)."""
@@ -374,6 +382,9 @@ on `count`. Use one atomic per warp: a ballot of the lanes that keep their eleme
 reserves `popc(ballot)` slots, `cuda.shfl_sync` hands the first slot to every lane, and each
 kept lane adds its rank among the kept lanes below it. Blocks of 64; `n = 1` and `n = 300`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def compact(x, threshold, out, count):
     """out[:count] = the elements of x above threshold (make it one atomic per warp)."""

@@ -206,11 +206,72 @@ def test_a_skeleton_runs_and_is_not_yet_solved(exercise_id, tmp_path, monkeypatc
 
     exercise = registry.get(exercise_id)
     path = tmp_path / f"skeleton_{exercise_id.replace('.', '_')}.py"
-    path.write_text(
-        "import numpy as np\nfrom numba import cuda, float32, int32\n\n" + exercise.skeleton
-    )
+    path.write_text(exercise.skeleton)  # the skeleton alone: it imports what it uses
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     answer = exercises.grade(exercise_id, getattr(module, exercise.name), seed=SEED)
     assert not answer.passed and "grader" not in answer.kinds, str(answer)
+
+
+def _free_names(source: str) -> set[str]:
+    """Names a piece of code reads but neither defines, imports, binds nor gets from builtins."""
+    import ast
+    import builtins
+
+    tree = ast.parse(source)
+    bound, read = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return read - bound
+
+
+@pytest.mark.parametrize("exercise_id", [e.id for e in registry.all_exercises()])
+def test_every_skeleton_runs_alone_in_a_fresh_namespace(exercise_id):
+    """A skeleton cell run first after a restart: it imports every name it uses (float32 too,
+    which a kernel's body reads only when it compiles), and defines the function to grade."""
+    exercise = registry.get(exercise_id)
+    assert _free_names(exercise.skeleton) == set(), exercise_id
+    namespace = {}
+    exec(compile(exercise.skeleton, f"<skeleton {exercise_id}>", "exec"), namespace)
+    assert callable(namespace[exercise.name])
+    assert _free_names("x = float32(1) + undefined_name") == {"float32", "undefined_name"}
+
+
+def test_the_last_hint_says_it_gives_the_answer():
+    for e in registry.all_exercises():
+        count = len(e.hints)
+        last = exercises.hint(e.id, level=count)
+        assert f"Hint {count}/{count} for {e.id}, the answer:" in last
+        assert "it gives the answer" in last
+        before = exercises.hint(e.id, level=count - 1)
+        assert "the last level gives the answer" in before and "the answer:" not in before
+
+
+def test_catalogue_and_statement_print_readably_in_a_plain_repl():
+    """In a terminal, Python shows repr(): a table and the statement's text, not raw reprs."""
+    table = repr(exercises.catalog("03"))
+    assert table.splitlines()[0].split() == ["id", "lesson", "name", "title"]
+    assert "Entry(" not in table and table == str(exercises.catalog("03"))
+    shown = repr(exercises.statement("03.1"))
+    assert shown.startswith("## Exercise 03.1 · A padded tile\n\n") and "\\n" not in shown
+    assert repr(exercises.hint("03.1")).startswith("**Hint 1/2 for 03.1:**")
+    assert exercises.catalog("03")._repr_markdown_().startswith("| id | lesson | name | title |")
+    assert "Correct" not in repr(exercises.progress()) and "not yet" in repr(exercises.progress())
+
+
+def test_lessons_are_discovered_not_listed(tmp_path):
+    for name in ("lesson06.py", "lesson07.py", "helpers.py", "lesson8.py"):
+        (tmp_path / name).write_text("")
+    assert registry.discover(tmp_path) == ("06", "07")
+    assert registry.LESSONS == ("00", "01", "02", "03", "04", "05")
+    assert registry.lesson_title("03") == "Bank conflicts"
+    with pytest.raises(ValueError, match="there is no lesson '09'; the lessons are 00, 01"):
+        registry.lesson_exercises("09")
