@@ -16,7 +16,7 @@ BLOCK = 128
 
 
 def _saxpy_cases(rng, gpu):
-    sizes = [1, 200] + ([1_000_003] if gpu else [])
+    sizes = [1, 300] + ([1_000_003] if gpu else [])
     cases = []
     for n in sizes:
         a = np.float32(rng.uniform(1.5, 2.5))
@@ -56,7 +56,7 @@ SAXPY = Exercise(
 Complete `saxpy`: `out = a * x + y` for float32 vectors of `n` elements, one element per thread.
 
 The grader launches `saxpy[blocks, 128](a, x, y, out)` with `blocks = ceil(n / 128)`, on
-random data, for `n = 1`, `n = 200` (and a million and three on a GPU): the last block has
+random data, for `n = 1`, `n = 300` (and a million and three on a GPU): the last block has
 threads past the end of the arrays.""",
     skeleton='''\
 from numba import cuda

@@ -188,3 +188,75 @@ def test_the_large_cases_launch_the_blocks_the_statements_name():
             continue
         stated = {str(case.block) for case in exercise.cases(rng, False)}
         assert {str(case.block) for case in exercise.cases(rng, True)} == stated, exercise.id
+
+
+def _ragged(case) -> bool:
+    """An array whose size along x (or y) is not a multiple of the block, or an output with
+    fewer elements than threads: the last block has threads with nothing (or less) to do."""
+    block = case.block if isinstance(case.block, tuple) else (case.block,)
+    threads = int(np.prod(case.grid)) * int(np.prod(block))
+    for name, array in case.args.items():
+        if not isinstance(array, np.ndarray) or name in ("lut", "taps"):
+            continue
+        sizes = array.shape[::-1] if array.ndim <= 2 else array.shape[1::-1]
+        if any(n % b for n, b in zip(sizes, block)):
+            return True
+        if name in case.expected and array.size < threads:
+            return True
+    return False
+
+
+def _tiny(case) -> bool:
+    """An input with at most 5 elements along some axis (one element, one row or column), or
+    fewer elements than the grid has threads (most threads idle: only edges)."""
+    block = case.block if isinstance(case.block, tuple) else (case.block,)
+    threads = int(np.prod(case.grid)) * int(np.prod(block))
+    inputs = [
+        v
+        for k, v in case.args.items()
+        if isinstance(v, np.ndarray) and k not in case.expected and k not in ("lut", "taps")
+    ]
+    return any(min(v.shape) <= 5 or v.size < threads for v in inputs)
+
+
+@pytest.mark.parametrize(
+    "exercise_id", [e.id for e in registry.all_exercises() if e.kind == "kernel"]
+)
+def test_the_cases_hold_boundary_values(exercise_id):
+    """Sizes that are no multiple of the block, tiny inputs (one element, or one row or column),
+    and for the thresholds, elements equal to the threshold: where slips show."""
+    exercise = registry.get(exercise_id)
+    cases = exercise.cases(np.random.default_rng(SEED), False)
+    assert any(_ragged(case) for case in cases), exercise_id
+    assert any(_tiny(case) for case in cases), exercise_id
+    data = {"05.1": ("x", 1.2), "05.3": ("pixels", 200), "05.6": ("x", 0.9)}
+    if exercise_id in data:
+        name, threshold = data[exercise_id]
+        for case in cases:
+            values = case.args[name]
+            assert (values == case.args["threshold"]).any() and threshold == pytest.approx(
+                float(case.args["threshold"])
+            ), case.label
+            assert (values > case.args["threshold"]).any() or values.size == 1
+    if exercise_id == "05.4":
+        assert {0, 15, 16, 255} <= set(cases[-1].args["values"].tolist())
+    if exercise_id == "04.4":
+        assert {0, 255} <= set(cases[-1].args["pixels"].tolist())
+
+
+def test_grade_checks_its_seed_and_refuses_a_configured_launch():
+    with pytest.raises(exercises.GradingError, match=r"^seed must be None or an integer >= 0"):
+        exercises.grade("00.1", solutions.reference("00.1"), seed="x")
+    with pytest.raises(exercises.GradingError, match=r"seed .* got -1"):
+        exercises.grade("00.1", solutions.reference("00.1"), seed=-1)
+    kernel = solutions.reference("00.1")
+    with pytest.raises(exercises.GradingError, match=r"pass the kernel itself, not `kernel\[grid"):
+        exercises.grade("00.1", kernel[2, 128])
+    with pytest.raises(exercises.GradingError, match=r"not `kernel\[grid, block\]`"):
+        exercises.grade(
+            "00.1",
+            kernel[2, 128, 0, 0],
+            seed=SEED,
+        )
+    pair = ("00.1", kernel)
+    assert exercises.grade(pair[0], pair[1], seed=SEED).passed  # a subscript, not a launch

@@ -3,8 +3,9 @@ for it, in the simulator and on the grader's GPU path (each launch rehearsed fir
 
 import re
 
+import numpy as np
 import pytest
-from wrong_answers import TRACED, WRONG, _expected, _name
+from wrong_answers import BETWEEN_BLOCKS, TRACED, WRONG, _expected, _name
 
 from gpgpu_lessons import exercises
 from gpgpu_lessons.exercises import grader, tracing
@@ -26,12 +27,31 @@ def test_a_typical_wrong_answer_gets_the_feedback_meant_for_it(item, progress_fi
     assert not progress_file.exists()
 
 
-def test_every_exercise_has_at_least_two_wrong_answers_tested():
+@pytest.mark.xfail(
+    strict=True, reason="needs the tracer's race-between-blocks hazard (trace branch)"
+)
+@pytest.mark.parametrize("item", BETWEEN_BLOCKS, ids=[_name(w) for w in BETWEEN_BLOCKS])
+def test_a_race_between_blocks_is_rejected(item, progress_file):
+    """Block-private results merged with a plain `+=`: right values in the simulator (it runs
+    blocks one after another), a race on a GPU. The cases launch 2 blocks, the tracer samples
+    both."""
+    exercise_id, answer_fn, _, pattern = item
+    exercise = exercises.registry.get(exercise_id)
+    assert exercise.trace_blocks is None or exercise.trace_blocks >= 2
+    assert all(
+        np.prod(case.grid) >= 2 for case in exercise.cases(np.random.default_rng(SEED), False)
+    )
+    answer = exercises.grade(exercise_id, answer_fn, seed=SEED)
+    assert not answer.passed, str(answer)
+    assert re.search(pattern, str(answer), re.S), str(answer)
+
+
+def test_every_exercise_has_at_least_three_wrong_answers_tested():
     counted = {}
-    for exercise_id, *_ in WRONG:
+    for exercise_id, *_ in WRONG + BETWEEN_BLOCKS:
         counted[exercise_id] = counted.get(exercise_id, 0) + 1
     assert {e.id for e in exercises.catalog()} == set(counted)
-    assert min(counted.values()) >= 2
+    assert min(counted.values()) >= 3, counted
 
 
 # --- on a GPU: every launch rehearsed on the simulator first ------------------------------------

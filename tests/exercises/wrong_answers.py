@@ -857,6 +857,393 @@ def compact_no_broadcast(x, threshold, out, count):
         out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]
 
 
+# --- more wrong answers: the slips of issue 24, and a third per exercise ------------------------
+
+
+@cuda.jit
+def saxpy_thread_index_only(a, x, y, out):
+    i = cuda.threadIdx.x  # ignores blockIdx: every block does the first block's elements
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+def gbs_milliseconds(n, ms):
+    return 12 * n / ms / 1e9
+
+
+def timer_sync_no_warmup(run, repeat=10):
+    start = time.perf_counter()
+    for _ in range(repeat):
+        run()
+    cuda.synchronize()
+    return (time.perf_counter() - start) / repeat * 1e3
+
+
+def events_first_included(run, repeat=15):
+    samples = []
+    for _ in range(repeat):
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    return sum(samples) / len(samples)
+
+
+@cuda.jit
+def saxpy_stride_one_block(a, x, y, out):
+    i = cuda.grid(1)
+    while i < out.size:
+        out[i] = a * x[i] + y[i]
+        i += cuda.blockDim.x * 4  # a stride that is not the grid's thread count
+
+
+@cuda.jit
+def reverse_forward(src, dst):
+    i = cuda.grid(1)
+    if i < src.size:
+        dst[i] = src[i]
+
+
+@cuda.jit
+def difference_swapped(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] - a[i + 1]
+
+
+@cuda.jit
+def partials_misses_tail(x, partials):
+    t = cuda.grid(1)
+    threads = cuda.gridsize(1)
+    acc = 0.0
+    for j in range(t, x.size - threads, threads):
+        acc += x[j]
+    partials[t] = acc
+
+
+@cuda.jit
+def invert_per_pixel_bytes_unbounded(image, out):
+    i = cuda.grid(1)
+    w = image.shape[1]
+    p, c = i // 3, i % 3
+    out[p // w, p % w, c] = 255 - image[p // w, p % w, c]
+
+
+@cuda.jit
+def split_no_bounds(points, xs, ys, zs):
+    i = cuda.grid(1)
+    p, c = i // 3, i % 3
+    value = points[p, c]
+    if c == 0:
+        xs[p] = value
+    elif c == 1:
+        ys[p] = value
+    else:
+        zs[p] = value
+
+
+@cuda.jit
+def smooth_no_barrier(a, out):
+    tile = cuda.shared.array(B + 2, float32)
+    t = cuda.threadIdx.x
+    start = cuda.blockIdx.x * B
+    i = start + t
+    n = a.size
+    m = min(B, n - start)
+    tile[t + 1] = a[min(i, n - 1)]
+    if t == 0:
+        tile[0] = a[max(i - 1, 0)]
+    if t == m - 1:
+        tile[m + 1] = a[min(i + 1, n - 1)]
+    if i < n:
+        out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3
+
+
+@cuda.jit
+def mosaic_no_tree_barrier(image, out):
+    total = cuda.shared.array(T * T, float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x, y = cuda.grid(2)
+    h, w = image.shape
+    tid = ty * T + tx
+    total[tid] = image[y, x] if y < h and x < w else 0
+    cuda.syncthreads()
+    step = T * T // 2
+    while step > 0:
+        if tid < step:
+            total[tid] += total[tid + step]
+        step //= 2
+    cuda.syncthreads()
+    count = min(T, h - cuda.blockIdx.y * T) * min(T, w - cuda.blockIdx.x * T)
+    if y < h and x < w:
+        out[y, x] = total[0] / count
+
+
+@cuda.jit
+def blur_tile_unclamped(image, out):
+    tile = cuda.shared.array((HALO, HALO), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x0, y0 = cuda.blockIdx.x * T - 1, cuda.blockIdx.y * T - 1
+    h, w = image.shape
+    k = ty * T + tx
+    while k < HALO * HALO:
+        r, c = k // HALO, k % HALO
+        tile[r, c] = image[y0 + r, x0 + c]
+        k += T * T
+    cuda.syncthreads()
+    y, x = y0 + 1 + ty, x0 + 1 + tx
+    if y < h and x < w:
+        acc = float32(0)
+        for dy in range(3):
+            for dx in range(3):
+                acc += tile[ty + dy, tx + dx]
+        out[y, x] = acc / 9
+
+
+@cuda.jit
+def transpose_write_bounds_of_a(a, out):
+    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    h, w = a.shape
+    x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < h and x < w:
+            tile[ty + k, tx] = a[y + k, x]
+    cuda.syncthreads()
+    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < h and x < w:  # a's bounds: out is w x h
+            out[y + k, x] = tile[tx, ty + k]
+
+
+@cuda.jit
+def pairs_no_barrier(points, out):
+    xs = cuda.shared.array(B, float32)
+    ys = cuda.shared.array(B, float32)
+    t = cuda.threadIdx.x
+    start = cuda.blockIdx.x * B
+    m = min(B, points.shape[0] - start)
+    if t < m:
+        xs[t] = points[start + t, 0]
+        ys[t] = points[start + t, 1]
+        dx = xs[t] - xs[m - 1 - t]
+        dy = ys[t] - ys[m - 1 - t]
+        out[start + t] = math.sqrt(dx * dx + dy * dy)
+
+
+@cuda.jit
+def sums_garbage_tail(a, sums):
+    buf = cuda.shared.array(B, float32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * B + t
+    if i < a.size:
+        buf[t] = a[i]
+    cuda.syncthreads()
+    s = B // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        sums[cuda.blockIdx.x] = buf[0]
+
+
+@cuda.jit
+def rotate_no_barrier(a, out):
+    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    h, w = a.shape
+    x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < h and x < w:
+            tile[ty + k, tx] = a[y + k, x]
+    j = cuda.blockIdx.y * TILE + tx
+    for k in range(0, TILE, ROWS):
+        c = cuda.blockIdx.x * TILE + ty + k
+        if c < w and j < h:
+            out[w - 1 - c, j] = tile[tx, ty + k]
+
+
+@cuda.jit
+def poly_lowest_first(x, out):
+    c = cuda.const.array_like(COEFFS)
+    i = cuda.grid(1)
+    if i < out.size:
+        v = x[i]
+        acc = c[0]
+        for k in range(1, 7):
+            acc = acc * v + c[k]
+        out[i] = acc
+
+
+@cuda.jit
+def blur_rows_three_taps(image, taps, out):
+    c = cuda.const.array_like(TAPS)
+    x, y = cuda.grid(2)
+    h, w = image.shape
+    if y < h and x < w:
+        acc = float32(0)
+        for d in range(1, 4):
+            acc += c[d] * image[y, min(max(x + d - 2, 0), w - 1)]
+        out[y, x] = acc
+
+
+@cuda.jit
+def ycbcr_no_bounds(image, out):
+    m = cuda.const.array_like(YCC)
+    o = cuda.const.array_like(OFFSET)
+    p = cuda.grid(1)
+    w = image.shape[1]
+    y, x = p // w, p % w
+    for k in range(3):
+        out[y, x, k] = (
+            o[k] + m[k, 0] * image[y, x, 0] + m[k, 1] * image[y, x, 1] + m[k, 2] * image[y, x, 2]
+        )
+
+
+@cuda.jit
+def scan_one_barrier(a, out):
+    sums = cuda.shared.array(B, int32)
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * B + t
+    sums[t] = a[i] if i < a.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < B:
+        v = sums[t - d] if t >= d else 0
+        cuda.syncthreads()
+        sums[t] += v  # no barrier after the write: the next step reads it
+        d *= 2
+    if i < a.size:
+        out[i] = sums[t]
+
+
+@cuda.jit
+def transpose_reads_tile_by_rows(a, out):
+    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    h, w = a.shape
+    x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < h and x < w:
+            tile[ty + k, tx] = a[y + k, x]
+    cuda.syncthreads()
+    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < w and x < h:
+            out[y + k, x] = tile[ty + k, tx]  # the tile read by rows: a copy, not a transpose
+
+
+@cuda.jit
+def gamma_no_bounds(pixels, lut, out):
+    i = cuda.grid(1)
+    out[i] = lut[pixels[i]]
+
+
+@cuda.jit
+def sharpen_global_image(image, out):
+    weights = cuda.const.array_like(SHARPEN)
+    x, y = cuda.grid(2)
+    h, w = image.shape
+    if y < h and x < w:
+        acc = float32(0)
+        for dy in range(3):
+            for dx in range(3):
+                yy, xx = min(max(y + dy - 1, 0), h - 1), min(max(x + dx - 1, 0), w - 1)
+                acc += weights[dy, dx] * image[yy, xx]
+        out[y, x] = acc
+
+
+@cuda.jit
+def count_greater_equal(x, threshold, count):
+    i = cuda.grid(1)
+    if i < x.size and x[i] >= threshold:  # the slip: `>=` for "above"
+        cuda.atomic.add(count, 0, 1)
+
+
+@cuda.jit
+def warp_sums_every_lane_writes(x, sums):
+    i = cuda.grid(1)
+    value = x[i] if i < x.size else 0.0
+    offset = 16
+    while offset > 0:
+        value += cuda.shfl_down_sync(FULL, value, offset)
+        offset //= 2
+    sums[i // 32] = value  # every lane writes: only lane 0 holds the warp's sum
+
+
+@cuda.jit
+def bright_greater_equal(pixels, threshold, count):
+    i = cuda.grid(1)
+    mask = cuda.ballot_sync(FULL, i < pixels.size and pixels[i] >= threshold)
+    if cuda.threadIdx.x % 32 == 0:
+        cuda.atomic.add(count, 0, cuda.popc(mask))
+
+
+@cuda.jit
+def histogram_plain_merge(values, bins):
+    local = cuda.shared.array(BINS, int32)
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    for j in range(cuda.grid(1), values.size, cuda.gridsize(1)):
+        cuda.atomic.add(local, values[j] >> 4, 1)
+    cuda.syncthreads()
+    if t < BINS:
+        bins[t] += local[t]  # blocks race on bins: a plain read-modify-write
+
+
+@cuda.jit
+def histogram_shift_five(values, bins):
+    local = cuda.shared.array(BINS, int32)
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    for j in range(cuda.grid(1), values.size, cuda.gridsize(1)):
+        cuda.atomic.add(local, min(values[j] >> 5, BINS - 1), 1)
+    cuda.syncthreads()
+    if t < BINS:
+        cuda.atomic.add(bins, t, local[t])
+
+
+@cuda.jit
+def dot_plain_merge(x, y, out):
+    part = cuda.shared.array(B, float32)
+    t = cuda.threadIdx.x
+    acc = float32(0)
+    for j in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        acc += x[j] * y[j]
+    part[t] = acc
+    cuda.syncthreads()
+    s = B // 2
+    while s > 0:
+        if t < s:
+            part[t] += part[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out[0] += part[0]  # blocks race on out[0]: a plain read-modify-write
+
+
+@cuda.jit
+def compact_greater_equal(x, threshold, out, count):
+    i = cuda.grid(1)
+    lane = cuda.threadIdx.x % 32
+    keep = i < x.size and x[i] >= threshold
+    ballot = cuda.ballot_sync(FULL, keep)
+    base = 0
+    if lane == 0:
+        base = cuda.atomic.add(count, 0, cuda.popc(ballot))
+    base = cuda.shfl_sync(FULL, base, 0)
+    if keep:
+        out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]
+
+
 # --- the wrong answers and what the grader must say --------------------------------------------
 
 TRACED = {
@@ -905,7 +1292,12 @@ WRONG = [
     ("02.3", mosaic_divides_by_64, {"values"}, r"Wrong values in `out` for a 1 x 13 image"),
     ("02.4", blur_global, {"UsesShared", "GlobalReadsAtMost"}, r"shared memory"),
     ("02.4", blur_no_barrier, {"RAW"}, r"A race"),
-    ("02.5", scan_no_barriers, {"RAW"}, r"A race"),
+    (
+        "02.5",
+        scan_no_barriers,
+        {"RAW"},
+        r"in one statement \(line \d+ `sums\[t\] \+= sums\[t - d\]`\).*Split it",
+    ),
     ("02.5", scan_barrier_in_branch, {"barrier"}, r"part of the block"),
     ("03.1", transpose_unpadded, {"NoBankConflicts"}, r"32-way bank conflict on line \d+"),
     ("03.1", transpose_no_barrier, {"RAW"}, r"A race"),
@@ -935,7 +1327,7 @@ WRONG = [
     ("05.2", warp_sums_half_warp, {"deadlock"}, r"The warp got stuck at line \d+ .*lanes 16-31"),
     ("05.2", warp_sums_shared, {"SourceUses"}, r"warp shuffle"),
     ("05.3", bright_one_per_pixel, {"NoAtomicContention"}, r"lanes of a warp \(on average\) do"),
-    ("05.3", bright_every_lane, {"values"}, r"Wrong values in `count`"),
+    ("05.3", bright_every_lane, {"values"}, r"count\[0\] is \d+, 32x the expected.*lane 0"),
     ("05.4", histogram_global, {"UsesShared", "NoAtomicContention"}, r"atomics on one address"),
     ("05.4", histogram_not_zeroed, {"values", "uninitialised"}, r""),
     ("05.5", dot_atomic_per_element, {"NoAtomicContention"}, r"do atomics on one address"),
@@ -943,6 +1335,69 @@ WRONG = [
     ("05.5", dot_no_grid_stride, {"values"}, r"Wrong values in `out` for n = 1000"),
     ("05.6", compact_one_atomic_each, {"NoAtomicContention"}, r"atomics on one address"),
     ("05.6", compact_no_broadcast, {"values", "written twice"}, r""),
+    (
+        "00.1",
+        saxpy_thread_index_only,
+        {"values"},
+        r"only the first 128 elements.*`cuda.blockIdx.x`",
+    ),
+    ("00.2", gbs_milliseconds, {"values"}, r"the time is in milliseconds"),
+    ("00.3", timer_sync_no_warmup, {"values"}, r"first call compiles"),
+    ("00.4", events_first_included, {"values"}, r"something extra is timed|median"),
+    ("00.5", saxpy_stride_one_block, {"values", "written twice"}, r"written more than once|Wrong"),
+    ("01.1", reverse_forward, {"values"}, r"Wrong values in `dst` for n = 200"),
+    ("01.2", difference_swapped, {"values"}, r"Wrong values in `out` for n = 2: 1 of 1"),
+    ("01.3", partials_misses_tail, {"values"}, r"counted never"),
+    ("01.4", invert_per_pixel_bytes_unbounded, {"out of bounds"}, r"Out of bounds|out of bounds"),
+    ("01.5", split_no_bounds, {"out of bounds"}, r"out of bounds"),
+    ("02.2", smooth_no_barrier, {"RAW"}, r"A race \(RAW\) on shared memory.*syncthreads"),
+    ("02.3", mosaic_no_tree_barrier, {"RAW", "WAR"}, r"A race .*syncthreads"),
+    (
+        "02.4",
+        blur_tile_unclamped,
+        {"out of bounds"},
+        r"`tile\[r, c\] = image\[y0 \+ r, x0 \+ c\]`.*(negative|out of bounds)",
+    ),
+    (
+        "03.1",
+        transpose_write_bounds_of_a,
+        {"out of bounds"},
+        r"index \d+ is out of bounds for axis 1",
+    ),
+    ("03.2", pairs_no_barrier, {"RAW"}, r"A race \(RAW\) on shared memory"),
+    ("03.3", sums_garbage_tail, {"uninitialised", "values"}, r"no thread of the block has written"),
+    ("03.4", rotate_no_barrier, {"RAW"}, r"A race \(RAW\) on shared memory"),
+    ("04.1", poly_lowest_first, {"values"}, r"Wrong values in `out` for n = 1"),
+    ("04.2", blur_rows_three_taps, {"values"}, r"Wrong values in `out` for a 1 x 37 image"),
+    ("04.3", ycbcr_no_bounds, {"out of bounds"}, r"Out of bounds"),
+    ("02.5", scan_one_barrier, {"RAW", "WAR"}, r"A race"),
+    # one column of output: every wrong element sits on a block's edge; not a halo problem
+    ("03.1", transpose_reads_tile_by_rows, {"values"}, r"^(?!.*halo).*Wrong values in `out`"),
+    ("04.4", gamma_no_bounds, {"out of bounds"}, r"Out of bounds"),
+    ("04.5", sharpen_global_image, {"UsesShared", "GlobalReadsAtMost"}, r"shared"),
+    (
+        "05.1",
+        count_greater_equal,
+        {"values"},
+        r"for n = 1, x\[0\] equal to the threshold: count\[0\] is 1, expected 0: you count "
+        r"the 1 element\(s\) equal to the threshold too; 'above' means `>`",
+    ),
+    (
+        "05.2",
+        warp_sums_every_lane_writes,
+        {"values", "WAW"},
+        r"Several threads write one element: only one of them should",
+    ),
+    ("05.3", bright_greater_equal, {"values"}, r"equal to the threshold too; 'above' means `>`"),
+    ("05.4", histogram_shift_five, {"values"}, r"Wrong values in `bins` for n = 5"),
+    ("05.6", compact_greater_equal, {"values"}, r"equal to the threshold too; 'above' means `>`"),
+]
+
+# Races between blocks: the simulator runs blocks one after another, so the values come out
+# right; only the tracer's race-between-blocks hazard (the trace helper's branch) rejects them.
+BETWEEN_BLOCKS = [
+    ("05.4", histogram_plain_merge, {"race between blocks"}, r"(?i)between blocks"),
+    ("05.5", dot_plain_merge, {"race between blocks"}, r"(?i)between blocks"),
 ]
 
 
