@@ -30,6 +30,7 @@ __all__ = [
     "statement",
     "figure",
     "grade",
+    "require",
     "hint",
     "progress",
     "solution",
@@ -114,6 +115,20 @@ def statement(exercise_id) -> Markdown:
     from .cells import statement_markdown
 
     return Markdown(statement_markdown(_catalog.get(exercise_id)))
+
+
+def require(exercise_id, fn, *, seed=None) -> None:
+    """Grade fn and raise AssertionError with the grader's answer unless it is solved: the test
+    cell of the course graders (otter-grader, nbgrader), whose report shows that answer."""
+    import inspect
+
+    from .grader import configured_at_call_site
+
+    if configured_at_call_site(inspect.currentframe().f_back):
+        raise GradingError("pass the kernel itself, not `kernel[grid, block]`")
+    answer = grade(exercise_id, fn, seed=seed)
+    if not answer.passed:
+        raise AssertionError("\n" + str(answer))
 
 
 class Picture:

@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from exercise_fixtures import *  # noqa: F403 (the fixtures)
 from numba import cuda
 from wrong_answers import mosaic_divides_by_64, saxpy_no_bounds, timer_no_sync
 

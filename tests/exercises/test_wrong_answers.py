@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pytest
+from exercise_fixtures import *  # noqa: F403 (the fixtures)
 from wrong_answers import BETWEEN_BLOCKS, TRACED, WRONG, _expected, _name
 
 from gpgpu_lessons import exercises

@@ -1,9 +1,12 @@
-"""The exercises' tests keep their progress in a temporary file; `gpu_path` runs the grader's
-GPU path in the simulator."""
+"""Fixtures of the exercises' tests, imported by each file (a conftest.py here would shadow
+tests/conftest.py, which tests/tools imports): progress goes to a temporary file; `gpu_path`
+runs the grader's GPU path in the simulator."""
 
 import pytest
 
 from gpgpu_lessons.exercises import grader, performance, running
+
+__all__ = ["gpu_path", "progress_file"]
 
 
 @pytest.fixture(autouse=True)
