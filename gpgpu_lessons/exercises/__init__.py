@@ -30,6 +30,7 @@ __all__ = [
     "statement",
     "figure",
     "grade",
+    "require",
     "hint",
     "progress",
     "solution",
@@ -48,7 +49,7 @@ class Entry(NamedTuple):
 
 
 class Table(list):
-    """A list of rows that shows as a table in a notebook."""
+    """A list of rows that shows as a table: aligned text in a terminal, Markdown in a notebook."""
 
     header: tuple[str, ...] = ()
 
@@ -59,6 +60,8 @@ class Table(list):
             for row in [self.header, *self]
         ]
         return "\n".join(lines)
+
+    __repr__ = __str__
 
     def _repr_markdown_(self) -> str:
         lines = ["| " + " | ".join(self.header) + " |", "|" + "---|" * len(self.header)]
@@ -98,7 +101,10 @@ def progress() -> Table:
 
 
 class Markdown(str):
-    """A string that a notebook shows as Markdown."""
+    """A string that a notebook shows as Markdown and a terminal as plain text (no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
     def _repr_markdown_(self) -> str:
         return str(self)
@@ -109,6 +115,20 @@ def statement(exercise_id) -> Markdown:
     from .cells import statement_markdown
 
     return Markdown(statement_markdown(_catalog.get(exercise_id)))
+
+
+def require(exercise_id, fn, *, seed=None) -> None:
+    """Grade fn and raise AssertionError with the grader's answer unless it is solved: the test
+    cell of the course graders (otter-grader, nbgrader), whose report shows that answer."""
+    import inspect
+
+    from .grader import configured_at_call_site
+
+    if configured_at_call_site(inspect.currentframe().f_back):
+        raise GradingError("pass the kernel itself, not `kernel[grid, block]`")
+    answer = grade(exercise_id, fn, seed=seed)
+    if not answer.passed:
+        raise AssertionError("\n" + str(answer))
 
 
 class Picture:
@@ -135,18 +155,21 @@ def figure(exercise_id) -> Picture | None:
 
 
 def hint(exercise_id, level: int = 1) -> Markdown:
-    """A hint: level 1 points the way, higher levels say more (the last one nearly the answer)."""
+    """A hint: level 1 points the way, higher levels say more; the last one gives the answer."""
     exercise = _catalog.get(exercise_id)
     count = len(exercise.hints)
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
         raise ValueError(f"level must be an integer >= 1, got {level!r}")
-    text = exercise.hints[min(level, count) - 1]
-    more = (
-        f' (more: `exercises.hint("{exercise.id}", level={level + 1})`)'
-        if level < count
-        else " (that was the last hint)"
+    shown = min(level, count)
+    text = exercise.hints[shown - 1]
+    if shown < count:
+        last = " (the last level gives the answer)" if shown + 1 == count else ""
+        more = f' (more: `exercises.hint("{exercise.id}", level={shown + 1})`{last})'
+        return Markdown(f"**Hint {shown}/{count} for {exercise.id}:** {text}{more}")
+    return Markdown(
+        f"**Hint {shown}/{count} for {exercise.id}, the answer:** {text} (that was the last "
+        "hint: it gives the answer)"
     )
-    return Markdown(f"**Hint {min(level, count)}/{count} for {exercise.id}:** {text}{more}")
 
 
 def solution(exercise_id, *, i_am_the_instructor: bool = False) -> Markdown:

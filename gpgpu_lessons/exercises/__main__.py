@@ -1,4 +1,4 @@
-"""python -m gpgpu_lessons.exercises append NOTEBOOKS_DIR | solutions OUT.ipynb | list | references.
+"""python -m gpgpu_lessons.exercises append DIR | solutions OUT.ipynb | list | references | export.
 
 `references` grades every reference solution (several processes at once with --jobs), then, on a
 GPU, times each one at its timing shape against the device copy, one after the other (kernels
@@ -30,6 +30,13 @@ def main(argv=None) -> int:
     deck = commands.add_parser("solutions", help="write the instructors' solutions notebook")
     deck.add_argument("out", type=Path)
     commands.add_parser("list", help="print the catalogue")
+    export = commands.add_parser(
+        "export", help="write the exercises as otter-grader assignments or an nbgrader course"
+    )
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--otter", type=Path, metavar="DIR", help="one master notebook per lesson")
+    target.add_argument("--nbgrader", type=Path, metavar="DIR", help="an nbgrader course folder")
+    export.add_argument("--lessons", nargs="+", help="lessons to export (default: all)")
     refs = commands.add_parser(
         "references",
         help="grade every reference solution and print the answers (on a GPU, then time each "
@@ -42,6 +49,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "references":
         return _references(args)
+    if args.command == "export":
+        from . import export as exporter
+
+        kind, folder = ("otter", args.otter) if args.otter else ("nbgrader", args.nbgrader)
+        for path in exporter.write(kind, folder, args.lessons):
+            print(path)
+        return 0
     if args.command == "append":
         for lesson in registry.LESSONS:
             found = sorted(args.folder.glob(f"{lesson}_*.ipynb"))

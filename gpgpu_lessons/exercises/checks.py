@@ -87,43 +87,65 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
 
 _RACE_FIX = {
     "shared": "Put `cuda.syncthreads()` between the write and the read (outside any `if`).",
+    "one statement": "The read and the write are in one statement ({line}): no barrier fits "
+    "between them. Split it: read into a local variable, `cuda.syncthreads()`, then write "
+    "(and a barrier again before the next step's read).",
     "global": "Several threads update one element: use an atomic (`cuda.atomic.add`), or give "
     "each thread its own element; a barrier helps only when one thread writes what "
     "others read after it.",
+    "global writes": "Several threads write one element: only one of them should (the one "
+    "that holds the result, e.g. `if lane == 0:` or `if cuda.threadIdx.x == 0:`), or give "
+    "each thread its own element.",
 }
 SHOWN_RACES = 2  # races described one by one; more are counted
+
+
+def _race_fix(races: list[Hazard], kernel) -> str:
+    """What to do about the races found, by where they are and what the threads do."""
+    fixes = []
+    for space in dict.fromkeys(h.space or "shared" for h in races):
+        mine = [h for h in races if (h.space or "shared") == space]
+        if space == "shared":
+            same = next((h for h in mine if len(set(h.lines)) == 1), None)
+            fix = (
+                _RACE_FIX["one statement"].format(line=_line(same.lines[0], kernel))
+                if same is not None
+                else _RACE_FIX["shared"]
+            )
+        elif all(h.kind == "WAW" for h in mine):
+            fix = _RACE_FIX["global writes"]
+        else:
+            fix = _RACE_FIX["global"]
+        fixes.append(fix)
+    return " ".join(fixes)
 
 
 def hazards(observation: Observation, kernel) -> list[tuple[str, str]]:
     """(kind, sentence) for every partial barrier, uninitialised read, out-of-bounds index, and
     the first races (the rest counted), ending with what races mean and how to fix them."""
-    seen, found, races, spaces = set(), [], 0, []
+    seen, found, races = set(), [], []
     for hazard in observation.hazards:
         key = (hazard.kind, hazard.space, tuple(sorted(hazard.lines)))
         if key in seen:
             continue
         seen.add(key)
         if hazard.kind in _RACE:
-            races += 1
-            space = hazard.space or "shared"
-            if space not in spaces:
-                spaces.append(space)
-            if races > SHOWN_RACES:
+            races.append(hazard)
+            if len(races) > SHOWN_RACES:
                 continue
         found.append((hazard.kind, describe_hazard(hazard, kernel)))
     if races:
         more = (
-            f"{races - SHOWN_RACES} more pair(s) of lines race the same way. "
-            if races > SHOWN_RACES
+            f"{len(races) - SHOWN_RACES} more pair(s) of lines race the same way. "
+            if len(races) > SHOWN_RACES
             else ""
         )
-        fixes = " ".join(_RACE_FIX.get(space, _RACE_FIX["global"]) for space in spaces)
         last_kind = found[-1][0] if found else "RAW"
         found.append(
             (
                 last_kind,
                 f"{more}A race gives values that may look right here (or on one "
-                f"run of a GPU) and be wrong the next time. {fixes}",
+                f"run of a GPU) and be wrong the next time. {_race_fix(races, kernel)}",
             )
         )
     return found

@@ -14,7 +14,9 @@ and, on a GPU, how fast it is against the device copy and the reference solution
 
 from __future__ import annotations
 
+import ast
 import inspect
+import linecache
 
 import numpy as np
 
@@ -45,14 +47,52 @@ def _kernel_type(fn) -> str:
     return "other"
 
 
+def configured_at_call_site(frame) -> bool:
+    """True when the call in this frame passes `kernel[grid, block]` as its second argument
+    (a subscript by 2 to 4 values: grid, block, stream, shared bytes).
+
+    The simulator's `kernel[grid, block]` returns the kernel itself (configured), so the object
+    cannot tell; the caller's source can (a notebook cell's too: IPython keeps it in linecache).
+    """
+    try:
+        info = inspect.getframeinfo(frame, context=0)
+        lines = linecache.getlines(info.filename, frame.f_globals)
+        where = getattr(info, "positions", None)
+        if where is not None and where.lineno and where.end_lineno and lines:
+            chunk = "".join(lines[where.lineno - 1 : where.end_lineno]).encode()
+            end = len(chunk) - len(lines[where.end_lineno - 1].encode()) + where.end_col_offset
+            text = chunk[where.col_offset : end].decode()
+        else:
+            text = lines[info.lineno - 1].strip()
+        calls = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)]
+    except (IndexError, SyntaxError, TypeError, ValueError, UnicodeDecodeError):
+        return False
+    return any(
+        isinstance(argument, ast.Subscript)
+        and isinstance(argument.slice, ast.Tuple)
+        and 2 <= len(argument.slice.elts) <= 4
+        for call in calls
+        for argument in [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "fn")]
+    )
+
+
+def _check_seed(seed) -> None:
+    if seed is None or (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+        return
+    raise GradingError(f"seed must be None or an integer >= 0 (the random data), got {seed!r}")
+
+
 def _parameters(function) -> list[str]:
     signature = inspect.signature(function)
     return [p.name for p in signature.parameters.values()]
 
 
-def check_call(exercise: registry.Exercise, fn) -> None:
-    """Raise GradingError (a TypeError) with the fix when fn cannot be graded for this exercise."""
+def check_call(exercise: registry.Exercise, fn, configured: bool = False) -> None:
+    """Raise GradingError (a TypeError) with the fix when fn cannot be graded for this exercise;
+    `configured`: the caller wrote `fn[grid, block]` (what the simulator cannot tell)."""
     kind = _kernel_type(fn)
+    if configured and kind == "kernel":
+        kind = "configured"
     name = getattr(fn, "__name__", type(fn).__name__)
     wanted = f"{exercise.name}({', '.join(exercise.params)})"
     if exercise.kind == "function":
@@ -244,7 +284,8 @@ def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -
 def grade(exercise_id, fn, *, seed=None) -> report.Report:
     """Grade fn for an exercise and return the report (shown by the notebook, or print it)."""
     exercise = registry.get(exercise_id)
-    check_call(exercise, fn)
+    _check_seed(seed)
+    check_call(exercise, fn, configured_at_call_site(inspect.currentframe().f_back))
     rng = np.random.default_rng(seed)
     result = report.Report(exercise.id, exercise.title, passed=False)
     try:

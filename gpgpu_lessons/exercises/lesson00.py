@@ -10,11 +10,13 @@ from . import checks, data
 from .fakegpu import FakeGPU, NotReady
 from .registry import Case, Exercise
 
+TITLE = "Timing GPU code"
+
 BLOCK = 128
 
 
 def _saxpy_cases(rng, gpu):
-    sizes = [1, 200] + ([1_000_003] if gpu else [])
+    sizes = [1, 300] + ([1_000_003] if gpu else [])
     cases = []
     for n in sizes:
         a = np.float32(rng.uniform(1.5, 2.5))
@@ -54,9 +56,12 @@ SAXPY = Exercise(
 Complete `saxpy`: `out = a * x + y` for float32 vectors of `n` elements, one element per thread.
 
 The grader launches `saxpy[blocks, 128](a, x, y, out)` with `blocks = ceil(n / 128)`, on
-random data, for `n = 1`, `n = 200` (and a million and three on a GPU): the last block has
+random data, for `n = 1`, `n = 300` (and a million and three on a GPU): the last block has
 threads past the end of the arrays.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def saxpy(a, x, y, out):
     """out[i] = a * x[i] + y[i], one element per thread."""
@@ -332,6 +337,9 @@ Make `saxpy` work for any `n` with a grid of any size: each thread handles eleme
 The grader launches it with only 2 blocks of 64 threads (a GPU run also with 264 x 256) on
 `n = 1000` and on `n = 5` (fewer elements than threads). Each element is written once.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def saxpy_grid_stride(a, x, y, out):
     """out = a * x + y for any n, with a grid of any size."""

@@ -7,6 +7,8 @@ import numpy as np
 from . import checks, data, figures
 from .registry import Case, Exercise
 
+TITLE = "Memory coalescing"
+
 BLOCK = 128
 
 
@@ -35,6 +37,9 @@ Complete `reverse`: `dst[i] = src[n - 1 - i]`, one element per thread, launched 
 of 128 threads covering `n` (`n = 1`, `n = 200`; a million and three on a GPU). Before you
 run it: is a warp's load still coalesced when its lanes read *descending* addresses?""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def reverse(src, dst):
     """dst[i] = src[n - 1 - i], one element per thread."""
@@ -75,6 +80,9 @@ Complete `difference`: `out[i] = a[i + 1] - a[i]` for `i` in `0 ... n - 2` (`out
 elements), launched with blocks of 128 threads covering `n - 1`. The read of `a[i + 1]` is
 offset by one element: how many sectors does a warp touch for it, and does that matter?""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def difference(a, out):
     """out[i] = a[i + 1] - a[i]."""
@@ -141,6 +149,9 @@ Rewrite `partial_sums` so that neighbouring threads read neighbouring elements; 
 must still add up to `x.sum()`. The grader launches 4 blocks of 32 threads on `n = 4000` and
 `n = 77`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def partial_sums(x, partials):
     """partials[t] = the sum of thread t's share of x (make the reads coalesced)."""
@@ -192,6 +203,9 @@ thread per pixel: each lane reads 3 bytes, 3 bytes away from its neighbour's, so
 spans 96 bytes to use 32. Make every lane handle one byte, so a warp reads 32 neighbouring
 bytes: one full sector.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def invert_rgb(image, out):
     """out = 255 - image for an (h, w, 3) uint8 image, one thread per byte (fix the indexing)."""
@@ -245,6 +259,9 @@ reads `points[i, 0]`, `points[i, 1]`, `points[i, 2]` in thread `i`: lanes 12 byt
 times. The grader launches one thread **per float** (`3n` threads, blocks of 128): make each
 thread read one float, so that every warp's read is coalesced.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def split_xyz(points, xs, ys, zs):
     """xs, ys, zs = the columns of an (n, 3) array, one thread per float (fix the reads)."""

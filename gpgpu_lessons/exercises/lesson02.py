@@ -7,6 +7,8 @@ import numpy as np
 from . import checks, data, figures
 from .registry import Case, Exercise
 
+TITLE = "Shared memory"
+
 SEGMENT = 64
 
 

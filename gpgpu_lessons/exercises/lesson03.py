@@ -7,6 +7,8 @@ import numpy as np
 from . import checks, data, figures
 from .registry import Case, Exercise
 
+TITLE = "Bank conflicts"
+
 TILE, ROWS = 32, 8
 
 

@@ -7,19 +7,60 @@ import numpy as np
 from . import checks, data, figures
 from .registry import Case, Exercise
 
+TITLE = "Atomics vs reduction"
+
 BLOCK = 64
 THRESHOLD = np.float32(1.2)
 
 
+def _ties(values, every, value, name="x") -> str:
+    """Set every `every`-th element (the only one, when there is one) to the threshold itself:
+    "above" means `>`, and only a tie tells `>` from `>=`. Returns the case's label."""
+    values[::every] = value
+    ties = values[::every].size
+    return f"n = {values.size}, " + (
+        f"{name}[0] equal to the threshold"
+        if values.size == 1
+        else f"{ties} equal to the threshold"
+    )
+
+
+def _count_verify(values, threshold):
+    """A check of count[0] that names the slip `>=` for `>` (the ties are counted)."""
+    expected = int(np.count_nonzero(values > threshold))
+    with_ties = int(np.count_nonzero(values >= threshold))
+
+    def verify(got):
+        count = int(got["count"][0])
+        if count == expected:
+            return None
+        if count == with_ties:
+            return (
+                f"count[0] is {count}, expected {expected}: you count the "
+                f"{with_ties - expected} element(s) equal to the threshold too; 'above' "
+                "means `>`, not `>=`"
+            )
+        if expected and count > expected and count % expected == 0:
+            return (
+                f"count[0] is {count}, {count // expected}x the expected {expected}: several "
+                "threads add the same count (only one lane of each warp, lane 0, should)"
+            )
+        return f"count[0] is {count}, expected {expected}"
+
+    return verify
+
+
 def _count_case(rng, n, block=BLOCK):
     x = data.floats(rng, n)
+    label = _ties(x, 5, THRESHOLD)
     expected = np.array([np.count_nonzero(x > THRESHOLD)], np.int32)
     return Case(
-        f"n = {n}",
+        label,
         {"x": x, "threshold": THRESHOLD, "count": data.empty(1, np.int32)},
         {"count": expected},
         data.blocks(n, block),
         block,
+        verify=_count_verify(x, THRESHOLD),
         zeros=("count",),
         write_once=False,
         bytes_moved=4 * n,
@@ -36,6 +77,9 @@ element, blocks of 64. Many threads add to the same counter at the same time: `c
 loses updates (two threads read the same old value). Use `cuda.atomic.add`. `n = 1`,
 `n = 300`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def count_above(x, threshold, count):
     """count[0] = the number of elements of x above threshold."""
@@ -150,13 +194,15 @@ BRIGHT = 200
 
 def _bright_case(rng, n, block=BLOCK):
     pixels = data.pixels(rng, n)
+    label = _ties(pixels, 5, BRIGHT, "pixels")
     expected = np.array([np.count_nonzero(pixels > BRIGHT)], np.int32)
     return Case(
-        f"n = {n}",
+        label,
         {"pixels": pixels, "threshold": np.int32(BRIGHT), "count": data.empty(1, np.int32)},
         {"count": expected},
         data.blocks(n, block),
         block,
+        verify=_count_verify(pixels, BRIGHT),
         zeros=("count",),
         write_once=False,
         bytes_moved=n,
@@ -174,6 +220,9 @@ atomic per warp**: every lane calls `cuda.ballot_sync(0xFFFFFFFF, is_bright)` (a
 the bright lanes), and lane 0 adds `cuda.popc(mask)`. All 32 lanes must reach the ballot: no
 early return for `i >= n`. Blocks of 64; `n = 1` and `n = 300`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def count_bright(pixels, threshold, count):
     """count[0] = the number of pixels above threshold (make it one atomic per warp)."""
@@ -206,6 +255,8 @@ def _histogram_case(rng, n, grid=HIST_GRID, block=BLOCK):
     values = data.pixels(rng, n, 0)
     if n > 20:  # a crowded bin, as in real images: contention shows
         values[: n // 3] = rng.integers(96, 112, size=n // 3, dtype=np.uint8)
+    edges = np.array([0, 15, 16, 255, 240], np.uint8)[:n]  # the first and last bins' edges
+    values[-edges.size :] = edges
     expected = np.bincount(values >> 4, minlength=BINS).astype(np.int32)
     return Case(
         f"n = {n} with {grid} blocks of {block}",
@@ -330,12 +381,20 @@ KEEP = np.float32(0.9)
 
 def _compact_case(rng, n, block=BLOCK, timed_only=False):
     x = data.floats(rng, n)
+    label = _ties(x, 6, KEEP)
     kept = x[x > KEEP] if timed_only else np.sort(x[x > KEEP])
 
     def verify(got):
         count = int(got["count"][0])
         if count != kept.size:
-            return f"count is {count}, but {kept.size} elements of x are above the threshold"
+            ties = int(np.count_nonzero(x == KEEP))
+            slip = (
+                f": you keep the {ties} element(s) equal to the threshold too; 'above' means "
+                "`>`, not `>=`"
+                if count == kept.size + ties
+                else ""
+            )
+            return f"count is {count}, but {kept.size} elements of x are above the threshold{slip}"
         out = got["out"][:count]
         if np.isnan(out).any():
             first = int(np.flatnonzero(np.isnan(out))[0])
@@ -351,7 +410,7 @@ def _compact_case(rng, n, block=BLOCK, timed_only=False):
         return None
 
     return Case(
-        f"n = {n}",
+        label,
         {"x": x, "threshold": KEEP, "out": data.empty(n), "count": data.empty(1, np.int32)},
         {"out": np.zeros(n, np.float32), "count": np.zeros(1, np.int32)},
         data.blocks(n, block),
@@ -374,6 +433,9 @@ on `count`. Use one atomic per warp: a ballot of the lanes that keep their eleme
 reserves `popc(ballot)` slots, `cuda.shfl_sync` hands the first slot to every lane, and each
 kept lane adds its rank among the kept lanes below it. Blocks of 64; `n = 1` and `n = 300`.""",
     skeleton='''\
+from numba import cuda
+
+
 @cuda.jit
 def compact(x, threshold, out, count):
     """out[:count] = the elements of x above threshold (make it one atomic per warp)."""

@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-LESSONS = {
-    "00": "Timing GPU code",
-    "01": "Memory coalescing",
-    "02": "Shared memory",
-    "03": "Bank conflicts",
-    "04": "Constant memory",
-    "05": "Atomics vs reduction",
-}
+
+def discover(folder=Path(__file__).parent) -> tuple[str, ...]:
+    """The lessons that have exercises: every lessonNN.py in the folder, found by scanning (a new
+    lesson's module needs no edit here). Each defines TITLE and EXERCISES."""
+    names = (info.name for info in pkgutil.iter_modules([str(folder)]))
+    return tuple(sorted(m.group(1) for m in map(re.compile(r"lesson(\d\d)$").match, names) if m))
+
+
+LESSONS = discover()
+
+
+def lesson_module(lesson):
+    """The module of one lesson's exercises ("03" or 3)."""
+    key = str(lesson).zfill(2)
+    if key not in LESSONS:
+        raise ValueError(f"there is no lesson {lesson!r}; the lessons are {', '.join(LESSONS)}")
+    return importlib.import_module(f"{__package__}.lesson{key}")
+
+
+def lesson_title(lesson) -> str:
+    """A lesson's title, as its exercise module gives it ("Bank conflicts")."""
+    return lesson_module(lesson).TITLE
 
 
 @dataclass
@@ -84,10 +102,8 @@ _EXERCISES: dict[str, Exercise] = {}
 def _load() -> dict[str, Exercise]:
     """Import the lesson modules once, in order, and index their exercises by id."""
     if not _EXERCISES:
-        from . import lesson00, lesson01, lesson02, lesson03, lesson04, lesson05
-
-        for module in (lesson00, lesson01, lesson02, lesson03, lesson04, lesson05):
-            for exercise in module.EXERCISES:
+        for lesson in LESSONS:
+            for exercise in lesson_module(lesson).EXERCISES:
                 if exercise.id in _EXERCISES:
                     raise RuntimeError(f"two exercises have the id {exercise.id}")
                 _EXERCISES[exercise.id] = exercise
@@ -121,7 +137,5 @@ def get(exercise_id) -> Exercise:
 
 def lesson_exercises(lesson) -> list[Exercise]:
     """The exercises of one lesson ("03" or 3)."""
-    key = str(lesson).zfill(2)
-    if key not in LESSONS:
-        raise ValueError(f"there is no lesson {lesson!r}; the lessons are {', '.join(LESSONS)}")
+    key = lesson_module(lesson).__name__[-2:]
     return [e for e in all_exercises() if e.lesson == key]

@@ -81,24 +81,34 @@ def wrong_mask(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) 
     return got != expected
 
 
-def _where_wrong(wrong: np.ndarray, block) -> str:
-    """A guess at the pattern of the wrong elements: the tail, block edges, whole rows..."""
+def _where_wrong(wrong: np.ndarray, block, writes: np.ndarray | None = None) -> str:
+    """A guess at the pattern of the wrong elements: the first block's elements repeated, the
+    tail, block edges, whole rows... or nothing where no pattern names the mistake."""
     if wrong.ndim == 0 or not wrong.any():
         return ""
     block = tuple(block) if isinstance(block, (tuple, list)) else (block,)
-    columns = wrong.shape[-1] if wrong.ndim >= 1 else 1
+    columns = wrong.shape[1] if wrong.ndim > 2 else wrong.shape[-1]
     positions = np.argwhere(wrong)
-    x = positions[:, min(1, wrong.ndim - 1)] if wrong.ndim >= 2 else positions[:, 0]
-    flat_columns = x if wrong.ndim != 1 else positions[:, 0]
+    flat_columns = positions[:, -1] if wrong.ndim <= 2 else positions[:, 1]
     bx = block[0]
+    if wrong.ndim == 1 and columns > bx and not wrong[:bx].any() and wrong[bx:].all():
+        repeated = writes is not None and bool((writes[:bx] > 1).any())
+        if repeated or columns > 2 * bx:
+            return (
+                f"only the first {bx} elements (one block's worth) are right"
+                + (", and they were written by several blocks" if repeated else "")
+                + ": every block works on the same elements. Does the index include "
+                "`cuda.blockIdx.x` (`i = cuda.grid(1)`)?"
+            )
     full = (columns // bx) * bx
     if 0 < full < columns and (flat_columns >= full).all() and wrong.ndim <= 2:
         return (
             f"all of them past element {full} along the last axis: in the last, partial "
             f"block (the size is not a multiple of the block's {bx} threads)"
         )
-    edges = (flat_columns % bx == 0) | (flat_columns % bx == bx - 1) | (flat_columns == columns - 1)
-    if bx > 2 and edges.all() and len(positions) > 1:
+    edge_columns = {c for c in range(columns) if c % bx in (0, bx - 1) or c == columns - 1}
+    edges = np.isin(flat_columns, sorted(edge_columns))
+    if bx > 2 and len(edge_columns) < columns and edges.all() and len(positions) > 1:
         return (
             f"all of them at the first or last element of a block of {bx} along x: "
             "look at what a thread on a block's edge reads (the halo)"
@@ -155,7 +165,7 @@ def describe_values(
                 f". {unwritten} of them still hold {number(running_poison(got.dtype))}, "
                 "the value outputs start with: probably never written"
             )
-    pattern = _where_wrong(wrong, block)
+    pattern = _where_wrong(wrong, block, writes)
     if pattern and not (pattern == "every element" and "never written" in sentence):
         sentence += f"; {pattern}"
     return sentence + ".", wrong
