@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 # and a real GPU needs them to run kernels. Each set of extras gets its own stamp.
 CUDA   ?=
 COMMA  := ,
-EXTRAS := lab,test$(if $(CUDA),$(COMMA)$(CUDA))
+EXTRAS := lab,test,course$(if $(CUDA),$(COMMA)$(CUDA))
 STAMP  := $(VENV)/.installed-$(subst $(COMMA),-,$(EXTRAS))
 HOST   ?= 127.0.0.1
 OUT    ?= gpu-run-out
@@ -53,7 +53,7 @@ quick: $(STAMP)
 # A student's install has no CUDA compiler: the tests that need it must skip there, not fail
 # (a new CUDA wheel once broke `make test` that way). CI runs this before `make test CUDA=cu12`.
 test-without-cuda:
-	$(MAKE) --no-print-directory VENV=.venv-student CUDA= .venv-student/.installed-lab-test
+	$(MAKE) --no-print-directory VENV=.venv-student CUDA= .venv-student/.installed-lab-test-course
 	.venv-student/bin/python -m pytest tests -n auto -m ptx
 	.venv-student/bin/python -m pytest tests/core/test_import_order.py
 

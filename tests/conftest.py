@@ -23,7 +23,9 @@ SLOWEST_FIRST = (
     "tests/lessons/test_l02_shared_memory.py",  # 50 s
     "tests/trace/test_trace_vs_gpu.py",  # 45 s in 2 tests
     "tests/lessons/test_l03_banks.py",  # 45 s
-    "tests/exercises/test_exercises.py",  # 40 s
+    "tests/exercises/test_export.py",  # 150 s: otter assign and otter run, end to end
+    "tests/exercises/test_wrong_answers.py",  # 40 s
+    "tests/exercises/test_graders.py",  # 15 s
     "tests/lessons/test_l03_bank_conflicts.py",  # 35 s
     "tests/tools/test_bench.py",  # 35 s
     "tests/lessons/test_l05_sine_sum.py",  # 30 s

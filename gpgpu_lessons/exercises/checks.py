@@ -41,7 +41,7 @@ _RACE = {
 def describe_hazard(hazard: Hazard, kernel) -> str:
     """One sentence for one hazard found by the tracer."""
     lines = list(hazard.lines)
-    block = f" of block {tuple(hazard.block)}" if hazard.block else ""
+    block = f" of block {tuple(int(b) for b in hazard.block)}" if hazard.block else ""
     space = hazard.space or "shared"
     if hazard.kind in ("RAW", "WAR", "WAW"):
         first, second = (lines + lines)[:2]
@@ -59,8 +59,10 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
             f"A race ({hazard.kind}) on {space} memory: {threads}{block} touch the same "
             f"element {where} with no barrier between them: {_RACE[hazard.kind]}."
         )
+    if hazard.kind in ("race between blocks", "atomic race", "negative index"):
+        return hazard.detail[0].upper() + hazard.detail[1:].rstrip(".") + "."  # names its fix
     who = (
-        f" (block {tuple(hazard.block)}, thread {_thread(hazard.threads[0])})"
+        f" (block {tuple(int(b) for b in hazard.block)}, thread {_thread(hazard.threads[0])})"
         if hazard.threads
         else ""
     )

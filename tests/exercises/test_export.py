@@ -221,7 +221,6 @@ def test_otter_grades_a_submission(name, otter_assignment, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="needs the watchdog (trace branch): otter run hangs")
 def test_otter_grades_an_endless_kernel(otter_assignment, tmp_path):
     student, zipfile = otter_assignment
     submission = _submission(student, tmp_path, "endless", {**ALL, "05.1": "count_endless"})
@@ -230,9 +229,6 @@ def test_otter_grades_an_endless_kernel(otter_assignment, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True, reason="needs the tracer's race-between-blocks hazard (trace branch)"
-)
 def test_otter_rejects_a_race_between_blocks(otter_assignment, tmp_path):
     student, zipfile = otter_assignment
     answers = {**ALL, "05.4": "histogram_plain_merge"}

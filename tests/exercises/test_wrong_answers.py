@@ -28,9 +28,6 @@ def test_a_typical_wrong_answer_gets_the_feedback_meant_for_it(item, progress_fi
     assert not progress_file.exists()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="needs the tracer's race-between-blocks hazard (trace branch)"
-)
 @pytest.mark.parametrize("item", BETWEEN_BLOCKS, ids=[_name(w) for w in BETWEEN_BLOCKS])
 def test_a_race_between_blocks_is_rejected(item, progress_file):
     """Block-private results merged with a plain `+=`: right values in the simulator (it runs

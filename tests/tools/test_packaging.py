@@ -20,7 +20,7 @@ def parse(requirement: str) -> tuple[str, str]:
 def pyproject_requirements() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"])
-    for extra in ("lab", "test"):
+    for extra in ("lab", "test", "course"):
         reqs += project["optional-dependencies"][extra]
     return dict(parse(r) for r in reqs)
 

@@ -3,8 +3,8 @@
 Writes the lesson package `gpgpu_lessons/lNN_NAME/` (a textbook kernel and its wrapper), the
 notebook `notebooks/NN_NAME.ipynb` (slide metadata, notes on every slide, an Appendix and a
 Sources slide; marked as a draft until a GPU run stores its outputs), an exercise module
-`gpgpu_lessons/exercises/lessonNN.py` and `tests/lessons/test_lNN_NAME.py`, then appends the
-exercise cells to the notebook. Its tests pass as written; CONTRIBUTING.md says what to fill in.
+`gpgpu_lessons/exercises/lessonNN.py` with its reference solution, and
+`tests/lessons/test_lNN_NAME.py`, then appends the exercise cells to the notebook. Its tests pass as written; CONTRIBUTING.md says what to fill in.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def targets(root: Path, number: str, name: str) -> dict[str, Path]:
         "textbook.py": package / "textbook.py",
         "notebook.ipynb": root / "notebooks" / f"{number}_{name}.ipynb",
         "exercises.py": root / "gpgpu_lessons" / "exercises" / f"lesson{number}.py",
+        "solutions.py": root / "gpgpu_lessons" / "exercises" / "solutions" / f"lesson{number}.py",
         "test_lesson.py": root / "tests" / "lessons" / f"test_l{number}_{name}.py",
     }
 
