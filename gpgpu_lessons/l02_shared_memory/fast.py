@@ -87,6 +87,7 @@ WORD = uint64  # the word a thread moves: uint32 or uint64
 BYTES_PER_WORD = 8  # its size
 GROUP_WORDS = 1  # words a thread moves per step: a horizontal flip's channels, 1 for vertical
 PER_THREAD = FLIP_PER_THREAD  # groups a thread moves
+HELD_WORDS = PER_THREAD * GROUP_WORDS  # words a thread holds: a local array's size is a constant
 WORD_TYPES = {4: uint32, 8: uint64}
 
 
@@ -173,7 +174,7 @@ def flip_horizontal_words(
     group = GROUP_WORDS * BYTES_PER_WORD
     y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
     first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
-    held = cuda.local.array(PER_THREAD * GROUP_WORDS, WORD)  # a constant size
+    held = cuda.local.array(HELD_WORDS, WORD)  # registers: a constant size
     if y < height:
         row = y * row_bytes
         head, groups, out = row_layout(row, row_bytes, dst_lead)
@@ -213,6 +214,7 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
         BYTES_PER_WORD=word_bytes,
         GROUP_WORDS=channels,
         PER_THREAD=per_thread,
+        HELD_WORDS=per_thread * channels,
     )
 
 

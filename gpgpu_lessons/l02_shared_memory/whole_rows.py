@@ -34,6 +34,7 @@ WORD = uint64  # the word a thread moves: uint32, uint64 or (16 bytes, vertical)
 BYTES_PER_WORD = 8  # its size
 GROUP_WORDS = 1  # a horizontal flip's group: BYTES_PER_WORD pixels in GROUP_WORDS words
 PER_THREAD = FLIP_PER_THREAD  # words (groups) a thread moves
+HELD_WORDS = PER_THREAD * GROUP_WORDS  # words a thread holds: a local array's size is a constant
 WORD_TYPES = {4: uint32, 8: uint64, 16: complex128}  # any type of that size will do
 
 
@@ -72,7 +73,7 @@ def flip_horizontal_whole_rows(src, dst, height, words, first_run):
     groups = words // GROUP_WORDS
     y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
     first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
-    held = cuda.local.array(PER_THREAD * GROUP_WORDS, WORD)  # a constant size: registers
+    held = cuda.local.array(HELD_WORDS, WORD)  # a constant size: registers
     if y < height:
         row = y * words
         for k in range(PER_THREAD):  # load mirrored groups: a warp reads a run backwards
@@ -104,6 +105,7 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
         device_functions=[reversed_word],
         inline_device_functions=True,
         GROUP_WORDS=channels,
+        HELD_WORDS=per_thread * channels,
         **constants,
     )
 

@@ -55,6 +55,8 @@ def definition(name: str, value) -> str:
         return f"import {value.__name__} as {name}"
     if getattr(numba, name, None) is value:
         return f"from numba import {name}"
+    if isinstance(value, numba.core.types.Type) and getattr(numba, str(value), None) is value:
+        return f"from numba import {value} as {name}"
     if isinstance(value, np.ndarray):
         return f"{name} = numpy.array({value.tolist()!r}, dtype=numpy.{value.dtype})"
     if isinstance(value, np.generic):
