@@ -1,4 +1,5 @@
-"""Lesson 00's kernels against NumPy, their bad-input errors, and the launch-path regressions."""
+"""Lesson 00's kernels against NumPy and their bad-input errors (what every wrapper must do:
+tests/core/test_wrapper_contract.py)."""
 
 import numpy as np
 import pytest
@@ -8,27 +9,10 @@ from gpgpu_lessons import launch
 from gpgpu_lessons.l00_timing_gpu_code import figures, textbook
 
 
-def busy_reference(x, iterations):
-    """The busy kernel's arithmetic on the host (float64 steps, as Numba types 0.999 * float32)."""
-    x = x.astype(np.float64)
-    for _ in range(iterations):
-        x = x * 0.999 + 0.001
-    return x.astype(np.float32)
-
-
 def poisoned(n, dtype=np.float32):
     """A device output full of NaN (or a sentinel), so elements a kernel forgets show up."""
     fill = np.nan if np.dtype(dtype).kind == "f" else 0xDEAD
     return cuda.to_device(np.full(n, fill, dtype=dtype))
-
-
-@pytest.mark.parametrize("n", [1, 31, 257])
-def test_busy_computes_its_chain(rng, n):
-    x = rng.random(n, dtype=np.float32)
-    np.testing.assert_allclose(textbook.keep_busy(x, 7), busy_reference(x, 7), rtol=1e-6)
-    d = cuda.to_device(x)
-    assert textbook.keep_busy(d, 7, out=d) is d  # in place: each thread reads its own element
-    np.testing.assert_allclose(d.copy_to_host(), busy_reference(x, 7), rtol=1e-6)
 
 
 @pytest.mark.parametrize("n, dtype", [(1, np.float32), (33, np.int32), (257, np.float64)])
@@ -79,61 +63,6 @@ def test_dot(rng, n, dtype, rtol):
 def test_dot_sums_in_the_inputs_precision():
     x = np.full(2**12, 1 / 3, dtype=np.float32)
     assert textbook.dot(x, x) != textbook.dot(x.astype(np.float64), x.astype(np.float64))
-
-
-def test_dot_out_is_overwritten_not_added_to(rng):
-    x = rng.random(300, dtype=np.float32) + 0.5
-    total = cuda.to_device(np.array([123.0], dtype=np.float32))
-    d_x = cuda.to_device(x)
-    for _ in range(2):
-        assert textbook.dot(d_x, d_x, out=total) is total
-        expected = np.dot(x.astype(np.float64), x)
-        np.testing.assert_allclose(total.copy_to_host()[0], expected, rtol=1e-5)
-    host = np.array([7.0], dtype=np.float32)
-    assert textbook.dot(x, x, out=host) is host
-    np.testing.assert_allclose(host[0], np.dot(x.astype(np.float64), x), rtol=1e-5)
-
-
-def test_interleaved_shapes_in_one_process(rng):
-    """Every wrapper called with one shape, another, then the first again (the kept-launch bug)."""
-    for n in (700, 3, 700, 41):
-        a = rng.random(n, dtype=np.float32) + 1
-        np.testing.assert_array_equal(textbook.copy(a), a)
-        np.testing.assert_array_equal(textbook.copy_repeated(a, 2), a)
-        np.testing.assert_allclose(textbook.keep_busy(a, 2), busy_reference(a, 2), rtol=1e-6)
-        np.testing.assert_allclose(textbook.dot(a, a), np.dot(a.astype(np.float64), a), rtol=1e-5)
-
-
-def test_prepared_launches_keep_their_own_grid(rng):
-    small, big = rng.random(5, dtype=np.float32), rng.random(600, dtype=np.float32)
-    d_small, d_big = cuda.to_device(small), cuda.to_device(big)
-    out_small, out_big = poisoned(5), poisoned(600)
-    first = textbook.copy.prepare(d_big, out=out_big, block=32)
-    textbook.copy.prepare(d_small, out=out_small, block=32)()
-    first()
-    np.testing.assert_array_equal(out_big.copy_to_host(), big)
-    np.testing.assert_array_equal(out_small.copy_to_host(), small)
-
-
-def test_out_aliasing_the_input_is_refused(rng):
-    d = cuda.to_device(rng.random(10, dtype=np.float32))
-    for call in (
-        lambda: textbook.copy(d, out=d),
-        lambda: textbook.copy_repeated(d, 2, out=d),
-        lambda: textbook.dot(d, d, out=d[:1]),
-    ):
-        with pytest.raises(ValueError, match="shares memory"):
-            call()
-
-
-def test_a_failed_call_then_a_good_one(rng):
-    x = rng.random(50, dtype=np.float32) + 0.5
-    with pytest.raises(ValueError, match="out must have shape"):
-        textbook.dot(x, x, out=cuda.device_array(0, dtype=np.float32))
-    np.testing.assert_allclose(textbook.dot(x, x), np.dot(x.astype(np.float64), x), rtol=1e-5)
-    with pytest.raises(ValueError, match="passes"):
-        textbook.copy_repeated(x, 0)
-    np.testing.assert_array_equal(textbook.copy_repeated(x, 1), x)
 
 
 def test_bad_inputs_are_named(rng):

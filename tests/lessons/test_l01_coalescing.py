@@ -1,6 +1,5 @@
 """Lesson 01's kernels against NumPy: copies (plain, strided, offset, wide), seed 004's dot products
-and the fast dot; bad input; the launch-path regressions (interleaved shapes, out= aliasing,
-a failed call followed by a good one)."""
+and the fast dot; bad input (what every wrapper must do: tests/core/test_wrapper_contract.py)."""
 
 import numpy as np
 import pytest
@@ -175,16 +174,6 @@ def test_copy_with_offset_any_shape(n, offset):
     np.testing.assert_array_equal(out.copy_to_host(), a)
 
 
-def test_copy_with_stride_numpy_in_numpy_out(rng):
-    a = rng.integers(1, 1000, 45).astype(np.int32)
-    got = textbook.copy_with_stride(a, 4, block=16)
-    assert isinstance(got, np.ndarray)
-    np.testing.assert_array_equal(got, a)
-    host_out = np.zeros_like(a)
-    assert textbook.copy_with_offset(a, 3, out=host_out) is host_out
-    np.testing.assert_array_equal(host_out, a)
-
-
 # ---- seed 004's dot products ---------------------------------------------------------------
 
 
@@ -214,13 +203,6 @@ def test_dot_partial_sums(rng, n, blocks, block, chunked):
     partials = out.copy_to_host()
     expected = reference_partials(x, y, blocks * block, chunked)
     np.testing.assert_allclose(partials, expected, rtol=1e-5)
-
-
-def test_dot_partial_sums_float64_host_in_host_out(rng):
-    x, y = rng.random(50) + 0.5, rng.random(50) + 0.5
-    partials = textbook.dot_partial_sums(x, y, blocks=2, block=4, chunked=True)
-    assert isinstance(partials, np.ndarray) and partials.dtype == np.float64
-    np.testing.assert_allclose(partials.sum(), np.dot(x, y), rtol=1e-12)
 
 
 # ---- fast copies ---------------------------------------------------------------------------
@@ -290,70 +272,7 @@ def test_fast_dot_sums_in_the_inputs_precision():
     assert fast.dot(x, x) != fast.dot(x.astype(np.float64), x.astype(np.float64))
 
 
-def test_fast_dot_out_is_overwritten_not_added_to(rng):
-    """Before: dot(out=total) added into total, so a second call doubled the answer."""
-    x = rng.random(300, dtype=np.float32) + 0.5
-    d_x = cuda.to_device(x)
-    total = cuda.to_device(np.array([1.0], dtype=np.float32))
-    for _ in range(2):
-        assert fast.dot(d_x, d_x, out=total) is total
-        expected = np.dot(x.astype(np.float64), x)
-        np.testing.assert_allclose(total.copy_to_host()[0], expected, rtol=1e-5)
-
-
 # ---- the launch-path regressions ------------------------------------------------------------
-
-
-def test_interleaved_shapes_in_one_process(rng):
-    """Every wrapper with one size, another, then the first again: each launch keeps its grid."""
-    for n in (300, 5, 300, 41):
-        a = rng.random(n, dtype=np.float32) + 1
-        expected = np.dot(a.astype(np.float64), a)
-        np.testing.assert_array_equal(textbook.copy(a, block=32), a)
-        np.testing.assert_array_equal(textbook.copy_with_stride(a, 3, block=32), a)
-        np.testing.assert_array_equal(textbook.copy_with_offset(a, 7, block=32), a)
-        partials = textbook.dot_partial_sums(a, a, blocks=2, block=16, chunked=n % 2 == 1)
-        np.testing.assert_allclose(partials.sum(dtype=np.float64), expected, rtol=1e-5)
-        for variant in fast.VARIANTS:
-            np.testing.assert_array_equal(fast.copy(a, variant=variant, block=32), a)
-        np.testing.assert_allclose(fast.dot(a, a), expected, rtol=1e-5)
-
-
-def test_prepared_launches_keep_their_own_grid(rng):
-    big, small = rng.random(600, dtype=np.float32), rng.random(5, dtype=np.float32)
-    d_big, d_small = cuda.to_device(big), cuda.to_device(small)
-    out_big, out_small = poisoned(600), poisoned(5)
-    first = textbook.copy_with_stride.prepare(d_big, 4, out=out_big, block=32)
-    fast.copy.prepare(d_small, out=out_small, block=32)()
-    textbook.copy_with_stride.prepare(d_small, 2, out=out_small, block=32)()
-    first()
-    np.testing.assert_array_equal(out_big.copy_to_host(), big)
-    np.testing.assert_array_equal(out_small.copy_to_host(), small)
-
-
-def test_out_aliasing_an_input_is_refused(rng):
-    d = cuda.to_device(rng.random(16, dtype=np.float32))
-    calls = [
-        lambda: textbook.copy(d, out=d),
-        lambda: textbook.copy_with_stride(d, 2, out=d),
-        lambda: textbook.copy_with_offset(d, 1, out=d),
-        lambda: fast.copy(d, out=d),
-        lambda: textbook.dot_partial_sums(d, d, blocks=1, block=4, out=d[:4]),
-        lambda: fast.dot(d, d, out=d[3:4]),
-    ]
-    for call in calls:
-        with pytest.raises(ValueError, match="shares memory"):
-            call()
-
-
-def test_a_failed_call_then_a_good_one(rng):
-    x = rng.random(50, dtype=np.float32) + 0.5
-    with pytest.raises(ValueError, match="out must have shape"):
-        fast.dot(x, x, out=cuda.device_array(0, dtype=np.float32))
-    np.testing.assert_allclose(fast.dot(x, x), np.dot(x.astype(np.float64), x), rtol=1e-5)
-    with pytest.raises(ValueError, match="variant must be one of"):
-        fast.copy(x, variant="fastest")
-    np.testing.assert_array_equal(fast.copy(x), x)
 
 
 def test_bad_input_errors():

@@ -1,5 +1,6 @@
 """Lesson 03's transposes against a.T: textbook and fast kernels, awkward shapes, dtypes, bad
-input, the kept-launch and in-place regressions, N x 1 launches that fit a GPU's grid; blur, FFT."""
+input, N x 1 launches that fit a GPU's grid; blur, FFT (what every wrapper must do:
+tests/core/test_wrapper_contract.py)."""
 
 import inspect
 import os
@@ -78,29 +79,6 @@ def test_transposes_match_numpy(name, shape, rng):
     np.testing.assert_array_equal(out.copy_to_host(), a.T)
 
 
-def test_copy_and_host_arrays(rng):
-    a = random(rng, (9, 33))
-    got = textbook.tile_copy(a)
-    assert isinstance(got, np.ndarray)  # host in, host out
-    np.testing.assert_array_equal(got, a)
-    host_out = np.zeros((33, 9), np.float32)
-    assert textbook.padded(a, out=host_out) is host_out  # a NumPy out= is filled
-    np.testing.assert_array_equal(host_out, a.T)
-
-
-def test_every_wrapper_with_interleaved_shapes(rng):
-    """A launch kept from an earlier call runs with its own grid (the simulator's kept launch)."""
-    wide, tall = random(rng, (9, 34)), random(rng, (34, 9))  # grids (2, 1) and (1, 2) of 32-tiles
-    for name, wrapper in WRAPPERS.items():
-        kw = {"block": (16, 2), "vec": 1} if name.startswith("wide") else {}
-        first = wrapper.prepare(wide, **kw)
-        second = wrapper.prepare(tall, **kw)
-        second()
-        first()  # the first launch, after the second was configured
-        check(name, first.out.copy_to_host(), wide)
-        check(name, second.out.copy_to_host(), tall)
-
-
 def test_padded_after_another_shape_is_right(rng):
     """The issue's reproduction: padded on 40 x 2 after one call on 2 x 40 had 16 of 80 wrong."""
     textbook.padded(random(rng, (2, 40)))
@@ -114,28 +92,6 @@ def test_fft2_of_a_column_after_another_shape(rng):
     signal = rng.random((63, 1), dtype=np.float32)
     got = applications.fft2_by_transposes(signal)
     np.testing.assert_allclose(got, np.fft.fft2(signal), rtol=1e-4, atol=1e-4)
-
-
-@pytest.mark.parametrize("name", WRAPPERS)
-def test_out_aliasing_the_input_is_refused(name, rng):
-    d_a = cuda.to_device(random(rng, (8, 8)))
-    kw = SMALL if name.startswith("wide") else {}
-    with pytest.raises(ValueError, match="shares memory with an input"):
-        WRAPPERS[name](d_a, out=d_a, **kw)
-    with pytest.raises(ValueError, match="shares memory with an input"):
-        WRAPPERS[name](d_a, out=d_a.reshape(64)[:64].reshape(8, 8), **kw)  # another view of it
-
-
-def test_a_failed_launch_leaves_nothing_behind(rng):
-    a = random(rng, (6, 10))
-    for bad in (
-        lambda: fast.wide(a, block=(3, 4)),
-        lambda: textbook.padded(a, out=np.ones((6, 10))),
-        lambda: applications.rows_filter(a, taps=[1.0, 1.0]),
-    ):
-        with pytest.raises((ValueError, TypeError)):
-            bad()
-    np.testing.assert_array_equal(fast.transpose(a), a.T)
 
 
 def test_tall_and_wide_matrices_fit_a_gpu_grid():

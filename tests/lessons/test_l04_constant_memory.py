@@ -1,6 +1,6 @@
 """Lesson 04: every filter kernel and the lookup tables against NumPy, borders included, plus the
-regressions of issue 13 (kept launches, in-place out=, tall images, failed calls), the tracer's
-counts of the lesson's launches (broadcast vs serialised), its figures and tables."""
+tall images of issue 13 (its other regressions: tests/core/test_wrapper_contract.py), the
+tracer's counts of the lesson's launches (broadcast vs serialised), its figures and tables."""
 
 import os
 import subprocess
@@ -226,57 +226,6 @@ WRAPPERS = {
 
 
 @pytest.mark.parametrize("name", WRAPPERS)
-def test_launches_prepared_for_other_shapes_keep_their_own_grid(rng, name):
-    """A launch prepared for 18x18 after one for 8x8 covers 18x18 (the simulator's kept launch)."""
-    wrapper, kwargs = WRAPPERS[name]
-    images = [image_of(rng, shape) for shape in ((8, 8), (18, 18), (2, 33), (33, 2))]
-    outs = [cuda.to_device(np.full(i.shape, np.nan, dtype=np.float32)) for i in images]
-    prepared = [
-        wrapper.prepare(cuda.to_device(i), filters.GAUSSIAN_5, out=o, **kwargs)
-        for i, o in zip(images, outs)
-    ]
-    for run in prepared[::-1]:
-        run()
-    for image, out in zip(images, outs):
-        assert_filtered(out.copy_to_host(), image, filters.GAUSSIAN_5)
-    for image in images[2:0:-1]:  # plain calls, interleaved
-        assert_filtered(wrapper(image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5)
-
-
-def test_lookup_prepared_for_other_shapes_keeps_its_own_grid(rng):
-    images = [rng.integers(0, 256, size=s, dtype=np.uint8) for s in ((8, 8), (2, 40), (40, 2))]
-    outs = [cuda.device_array(i.shape, np.float32) for i in images]
-    prepared = [
-        textbook.lookup.prepare(cuda.to_device(i), filters.TONE_CURVE, out=o, block=(8, 8))
-        for i, o in zip(images, outs)
-    ]
-    for run in prepared[::-1]:
-        run()
-    for image, out in zip(images, outs):
-        np.testing.assert_array_equal(out.copy_to_host(), filters.TONE_CURVE[image])
-
-
-@pytest.mark.parametrize("name", WRAPPERS)
-def test_out_aliasing_the_image_is_refused(rng, name):
-    wrapper, kwargs = WRAPPERS[name]
-    image = cuda.to_device(image_of(rng, (6, 10)))
-    with pytest.raises(ValueError, match="shares memory with an input"):
-        wrapper(image, filters.GAUSSIAN_5, out=image, **kwargs)
-    with pytest.raises(ValueError, match="shares memory with an input"):
-        wrapper(image[1:], filters.GAUSSIAN_5, out=image[:-1], **kwargs)
-
-
-@pytest.mark.parametrize("name", WRAPPERS)
-def test_host_image_as_its_own_out_is_filtered_correctly(rng, name):
-    """A NumPy out= is filled from a separate device copy, so a host image may be its own out."""
-    wrapper, kwargs = WRAPPERS[name]
-    image = image_of(rng, (6, 10))
-    original = image.copy()
-    assert wrapper(image, filters.GAUSSIAN_5, out=image, **kwargs) is image
-    assert_filtered(image, original, filters.GAUSSIAN_5)
-
-
-@pytest.mark.parametrize("name", WRAPPERS)
 def test_tall_and_wide_images_run_in_bands_that_fit_the_grid(rng, monkeypatch, name):
     """On a GPU an N x 1 image needs more than 65535 blocks along y: the wrappers launch bands.
 
@@ -331,17 +280,6 @@ def test_gpu_looks_up_tall_and_wide_images(rng):
         for memory in ("global", "constant"):
             got = textbook.lookup(image, filters.TONE_CURVE, memory=memory)
             np.testing.assert_array_equal(got, filters.TONE_CURVE[image])
-
-
-@pytest.mark.parametrize("name", WRAPPERS)
-def test_a_failed_call_leaves_nothing_behind(rng, name):
-    wrapper, kwargs = WRAPPERS[name]
-    image = image_of(rng, (7, 9))
-    with pytest.raises(ValueError, match="must have shape"):
-        wrapper(image, filters.GAUSSIAN_5, out=np.zeros((9, 7), np.float32), **kwargs)
-    with pytest.raises(ValueError, match="sides must be odd"):
-        wrapper(image, np.ones((2, 2), np.float32), **kwargs)
-    assert_filtered(wrapper(image, filters.GAUSSIAN_5, **kwargs), image, filters.GAUSSIAN_5)
 
 
 # ---- bad input gets a clear error ------------------------------------------------------------
