@@ -36,6 +36,10 @@ NO_GPU_RUN = "no GPU run of these kernels\nrecorded yet"
 # every text at 19 pixels or more there (issue 23; CONVENTIONS.md).
 WIDTH = 12  # inches
 DPI = 100
+# The deck shows a figure at most 540 pixels tall on a slide of its own (a hide-input cell): a
+# figure keeps 1,100 of its WIDTH x DPI pixels there when it is at most WIDTH x 540 / 1100 inches
+# (5.89) tall. `figure` caps every height at MAX_HEIGHT.
+MAX_HEIGHT = 5.8  # inches
 MIN_FONT_PT = 15
 STYLE = {
     "figure.dpi": DPI,
@@ -53,9 +57,11 @@ MIN_FONT_KEY = "gpgpu-lessons:min-font-px"  # the PNG text chunk the deck checke
 
 
 def figure(*args, height: float, **kwargs):
-    """plt.subplots(*args) in the slide style: WIDTH wide, `height` inches high, constrained."""
+    """plt.subplots(*args) in the slide style: WIDTH wide, `height` inches high (at most
+    MAX_HEIGHT), constrained."""
     with plt.rc_context(STYLE):
-        return plt.subplots(*args, figsize=(WIDTH, height), layout="constrained", **kwargs)
+        size = (WIDTH, min(height, MAX_HEIGHT))
+        return plt.subplots(*args, figsize=size, layout="constrained", **kwargs)
 
 
 def styled():
@@ -107,9 +113,23 @@ def register_png_formatter() -> bool:
     shell = get_ipython()
     if shell is None:
         return False
-    plt.get_backend()  # loads the backend: the inline one registers its formatter now, not later
-    shell.display_formatter.formatters["image/png"].for_type(Figure, _png_base64)
+    # Import the backend now: the inline one registers its formatter when its module is imported
+    # (pyplot imports it at the first figure, which would replace ours).
+    plt.switch_backend(plt.get_backend())
+    _use_png_formatter()
+    # ... and before every cell (`%matplotlib inline` registers the inline formatter again).
+    if _use_png_formatter not in shell.events.callbacks["pre_run_cell"]:
+        shell.events.register("pre_run_cell", _use_png_formatter)
     return True
+
+
+def _use_png_formatter(*_) -> None:
+    """IPython's image/png formatter for a Figure: `_png_base64` (a pre_run_cell callback)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["image/png"].for_type(Figure, _png_base64)
 
 
 def heading(title: str, size: str | None, where: str) -> str:

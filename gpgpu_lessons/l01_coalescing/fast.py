@@ -8,8 +8,8 @@ One trick per kernel:
 2. `copy_unrolled`: UNROLL wide elements per thread, all loads issued before the first store,
    so more bytes are in flight;
 3. `copy_grid_stride`: a grid that fills the GPU WAVES times, each thread looping over the array;
-4. `dot_block_tree`: coalesced grid-stride partial sums with DOT_UNROLL loads in flight, a
-   shared-memory tree per block, and one launch: the last block hands the total over
+4. `dot_block_tree`: coalesced grid-stride partial sums (`dot_in_flight`, DOT_UNROLL loads in
+   flight), a shared-memory tree per block, and one launch: the last block hands the total over
    (`device.handover`) instead of a launch that clears the output first.
 
 `copy` copies any element count: the wide kernel moves the bulk, the textbook copy the few
@@ -80,18 +80,24 @@ def copy_grid_stride(src, dst):
         i += cuda.gridsize(1)
 
 
+@cuda.jit(device=True, inline="always")
+def dot_in_flight(x, y, first):
+    """This thread's grid-stride sum of x * y from `first`, DOT_UNROLL pairs loaded per step."""
+    acc = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
+    step = cuda.gridDim.x * DOT_BLOCK * DOT_UNROLL
+    for base in range(first, x.size, step):
+        for k in range(DOT_UNROLL):
+            if base + k * DOT_BLOCK < x.size:
+                acc += x[base + k * DOT_BLOCK] * y[base + k * DOT_BLOCK]
+    return acc
+
+
 @cuda.jit
 def dot_block_tree(x, y, total, sum_so_far, tickets):
     """Grid-stride sums, DOT_UNROLL loads in flight, a tree per block, one hand-over per block."""
     partial = cuda.shared.array(DOT_BLOCK, x.dtype)
     tid = cuda.threadIdx.x
-    acc = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
-    step = cuda.gridDim.x * DOT_BLOCK * DOT_UNROLL
-    for base in range(cuda.blockIdx.x * DOT_BLOCK * DOT_UNROLL + tid, x.size, step):
-        for k in range(DOT_UNROLL):
-            if base + k * DOT_BLOCK < x.size:
-                acc += x[base + k * DOT_BLOCK] * y[base + k * DOT_BLOCK]
-    partial[tid] = acc
+    partial[tid] = dot_in_flight(x, y, cuda.blockIdx.x * DOT_BLOCK * DOT_UNROLL + tid)
     cuda.syncthreads()
     half = DOT_BLOCK // 2
     while half > 0:
@@ -197,7 +203,12 @@ def _dot_case(block, unroll, waves):
     kernel = dot_block_tree
     if (block, unroll) != (DOT_BLOCK, DOT_UNROLL):
         kernel = specialise(
-            dot_block_tree, f"dot_block_tree_{block}x{unroll}", DOT_BLOCK=block, DOT_UNROLL=unroll
+            dot_block_tree,
+            f"dot_block_tree_{block}x{unroll}",
+            device_functions=(dot_in_flight,),
+            inline_device_functions=True,
+            DOT_BLOCK=block,
+            DOT_UNROLL=unroll,
         )
     return _dot_launch(d_x, d_y, o, False, kernel, block, unroll, waves), 2 * d_x.nbytes
 

@@ -49,9 +49,8 @@ def copy_offset(src, dst, offset):
 def dot_coalesced(x, y, partials):
     """Seed 004: thread t of T sums x[t + k*T] * y[t + k*T]: neighbours read neighbours."""
     t = cuda.grid(1)
-    threads = cuda.gridsize(1)
     partial = float32(0)  # float32 products keep a float32 sum; float64 ones widen it
-    for i in range(t, x.size, threads):
+    for i in range(t, x.size, cuda.gridsize(1)):
         partial += x[i] * y[i]
     partials[t] = partial
 

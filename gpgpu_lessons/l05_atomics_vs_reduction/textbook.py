@@ -34,8 +34,7 @@ def sum_atomic_per_element(a, total):
 def sum_interleaved_divergent(a, partials):
     """Rung 2 (the seed's tree): at stride s the threads with tid % 2s == 0 add: warps diverge."""
     partial = cuda.shared.array(BLOCK, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * BLOCK + tid
+    tid, i = cuda.threadIdx.x, cuda.grid(1)  # cuda.grid(1) = blockIdx.x * BLOCK + tid
     partial[tid] = a[i] if i < a.size else float32(0)
     cuda.syncthreads()
     s = 1
@@ -52,15 +51,13 @@ def sum_interleaved_divergent(a, partials):
 def sum_interleaved_bank_conflicts(a, partials):
     """Rung 3: thread tid adds at 2*s*tid: busy threads are contiguous, but lanes share banks."""
     partial = cuda.shared.array(BLOCK, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * BLOCK + tid
+    tid, i = cuda.threadIdx.x, cuda.grid(1)  # cuda.grid(1) = blockIdx.x * BLOCK + tid
     partial[tid] = a[i] if i < a.size else float32(0)
     cuda.syncthreads()
     s = 1
     while s < BLOCK:
-        index = 2 * s * tid
-        if index < BLOCK:
-            partial[index] += partial[index + s]
+        if 2 * s * tid < BLOCK:  # thread tid adds at index 2 * s * tid
+            partial[2 * s * tid] += partial[2 * s * tid + s]
         cuda.syncthreads()
         s *= 2
     if tid == 0:
@@ -71,8 +68,7 @@ def sum_interleaved_bank_conflicts(a, partials):
 def sum_sequential(a, partials):
     """Rung 4: the first half adds the second half: no divergence, no bank conflicts."""
     partial = cuda.shared.array(BLOCK, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * BLOCK + tid
+    tid, i = cuda.threadIdx.x, cuda.grid(1)  # cuda.grid(1) = blockIdx.x * BLOCK + tid
     partial[tid] = a[i] if i < a.size else float32(0)
     cuda.syncthreads()
     s = BLOCK // 2

@@ -244,7 +244,7 @@ def test_rung_3_at_stride_4_is_an_8_way_bank_conflict():
     kernel = textbook.sum_interleaved_bank_conflicts
     a = np.random.default_rng(2).random(textbook.BLOCK, dtype=np.float32)
     trace = trace_kernel(kernel, 1, textbook.BLOCK, a, np.zeros(1, np.float32))
-    line = tracing.line_of(kernel, "partial[index] +=")
+    line = tracing.line_of(kernel, "partial[2 * s * tid] +=")
     lanes = trace.lanes(line, space="shared", op="load", occurrence=2)
     assert [index for _, _, index, *_ in lanes[:3]] == [(0,), (8,), (16,)]
     banks = Counter(bank for *_, bank in lanes)
