@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from gpgpu_tools import ptx
 
+from gpgpu_lessons import ptxfacts
+
 TESTS = Path(__file__).resolve().parent
 SAMPLES = ("ptx_samples.clean", "ptx_samples.broken")
 
@@ -313,19 +315,23 @@ PTX_TEXT = """
 
 
 def test_ptx_text_helpers():
-    assert ptx.access_bytes("ld.global.nc.v4.u32") == ptx.access_bytes("st.global.v2.f64") == 16
-    assert ptx.access_bytes("st.global.u8") == 1
-    assert ptx.wide_accesses(PTX_TEXT) == {
+    assert (
+        ptxfacts.access_bytes("ld.global.nc.v4.u32")
+        == ptxfacts.access_bytes("st.global.v2.f64")
+        == 16
+    )
+    assert ptxfacts.access_bytes("st.global.u8") == 1
+    assert ptxfacts.wide_accesses(PTX_TEXT) == {
         "ld.global.v4.f32",
         "ld.global.nc.v4.u32",
         "st.global.v2.f64",
     }
-    assert ptx.memory_instructions(PTX_TEXT)["st.local.f32"] == 1
-    assert ptx.const_arrays(PTX_TEXT) == [("_cudapy_cmem", 1024)]
-    assert ptx.static_shared_bytes(PTX_TEXT) == 4224  # the dynamic array counts 0
-    assert ptx.local_bytes(PTX_TEXT) == 16
-    assert ptx.immediate_fmas(PTX_TEXT) == 1  # an immediate addend is no weight
-    facts = ptx.summary(PTX_TEXT)
+    assert ptxfacts.memory_instructions(PTX_TEXT)["st.local.f32"] == 1
+    assert ptxfacts.const_arrays(PTX_TEXT) == [("_cudapy_cmem", 1024)]
+    assert ptxfacts.static_shared_bytes(PTX_TEXT) == 4224  # the dynamic array counts 0
+    assert ptxfacts.local_bytes(PTX_TEXT) == 16
+    assert ptxfacts.immediate_fmas(PTX_TEXT) == 1  # an immediate addend is no weight
+    facts = ptxfacts.summary(PTX_TEXT)
     assert ptx.claim_problem(facts, "16-byte loads and stores") is None
     assert ptx.claim_problem(facts, "a .const table") is None
     assert "16 bytes declared .local" in ptx.claim_problem(facts, "in registers")

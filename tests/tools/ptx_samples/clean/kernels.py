@@ -6,6 +6,7 @@ from numba import cuda, float32
 from gpgpu_lessons.device import vector
 
 TILE = 32
+PADDED = TILE + 1
 TABLE = np.linspace(0, 1, 256, dtype=np.float32)
 WEIGHTS = (0.25, 0.5, 0.25)
 HELD = 4
@@ -21,8 +22,8 @@ def copy_vector4(a, out):
 
 @cuda.jit
 def transpose_padded(a, out):
-    """out = a.T through a shared tile padded by one column (its shape folded: shapes.py)."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    """out = a.T through a shared tile padded by one column."""
+    tile = cuda.shared.array((TILE, PADDED), float32)
     x, y = cuda.grid(2)
     if y < a.shape[0] and x < a.shape[1]:
         tile[cuda.threadIdx.y, cuda.threadIdx.x] = a[y, x]
