@@ -27,7 +27,7 @@ def source(*functions) -> str:
             raise TypeError(
                 f"source() takes functions or @cuda.jit kernels, got {type(function).__name__}"
             ) from None
-    return "\n\n".join(texts)
+    return "\n".join(texts)  # each ends in a newline: one blank line between functions
 
 
 def show_source(*functions) -> None:
