@@ -29,6 +29,7 @@ SLOWEST_FIRST = (
     "tests/lessons/test_l03_bank_conflicts.py",  # 35 s
     "tests/tools/test_bench.py",  # 35 s
     "tests/lessons/test_l05_sine_sum.py",  # 30 s
+    "tests/core/test_wrapper_contract.py",  # 40 s
     "notebooks/01_coalescing.ipynb",  # 30 s
     "tests/lessons/test_l01_coalescing.py",  # 20 s
     "tests/tools/test_slides.py",  # 20 s with Chromium

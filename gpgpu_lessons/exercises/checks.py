@@ -60,7 +60,8 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
             f"element {where} with no barrier between them: {_RACE[hazard.kind]}."
         )
     if hazard.kind in ("race between blocks", "atomic race", "negative index"):
-        return hazard.detail[0].upper() + hazard.detail[1:].rstrip(".") + "."  # names its fix
+        article = "An" if hazard.kind[0] in "aeiou" else "A"  # the tracer's sentence has the fix
+        return f"{article} {hazard.kind}: {hazard.detail.rstrip('.')}."
     who = (
         f" (block {tuple(int(b) for b in hazard.block)}, thread {_thread(hazard.threads[0])})"
         if hazard.threads

@@ -49,7 +49,7 @@ def test_ruff_reads_the_notebooks_code_cells(tmp_path):
     notebook = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_markdown_cell("# A title"),
-            nbformat.v4.new_code_cell("%matplotlib inline\nimport os"),
+            nbformat.v4.new_code_cell("%matplotlib inline\nx = 1\nprint(x == None)"),
             nbformat.v4.new_code_cell("print(undefined_name)"),
         ]
     )
@@ -58,4 +58,4 @@ def test_ruff_reads_the_notebooks_code_cells(tmp_path):
     done = ruff(
         "check", "--output-format", "concise", "--config", str(ROOT / "pyproject.toml"), str(path)
     )
-    assert "cell 2:2:8: F401" in done.stdout and "cell 3:1:7: F821" in done.stdout, done.stdout
+    assert "cell 2:3:12: E711" in done.stdout and "cell 3:1:7: F821" in done.stdout, done.stdout
