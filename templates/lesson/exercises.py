@@ -15,8 +15,14 @@ def _scale_cases(rng, gpu):
     for n in [1, 300] + ([1_000_003] if gpu else []):  # the last block is never full
         x = data.signed(rng, n)
         cases.append(
-            Case(f"n = {n}", {"x": x, "out": data.empty(n)}, {"out": 2 * x},
-                 data.blocks(n, BLOCK), BLOCK, bytes_moved=8 * n)
+            Case(
+                f"n = {n}",
+                {"x": x, "out": data.empty(n)},
+                {"out": 2 * x},
+                data.blocks(n, BLOCK),
+                BLOCK,
+                bytes_moved=8 * n,
+            )
         )
     return cases
 
