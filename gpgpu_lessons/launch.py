@@ -24,13 +24,12 @@ import numpy as np
 from numba import cuda
 
 from . import runtime
-
-MAX_THREADS_PER_BLOCK = 1024
-MAX_GRID_X = 2**31 - 1  # blocks along x
-MAX_GRID_YZ = 65535  # blocks along y and z
-STATIC_SHARED_MEMORY_BYTES = 48 * 1024
-WARP_SIZE = 32
-
+from .hardware import (  # the limits the checks enforce (still importable from launch)
+    MAX_GRID_X,
+    MAX_GRID_YZ,
+    MAX_THREADS_PER_BLOCK,
+    STATIC_SHARED_MEMORY_BYTES,
+)
 
 # ---- integers and block shapes -------------------------------------------------------------
 
@@ -133,50 +132,6 @@ def grid_1d(n: int, per_block: int) -> int:
     return blocks
 
 
-@dataclass(frozen=True)
-class SMLimits:
-    """What one streaming multiprocessor holds at once, and how many the device has."""
-
-    sms: int
-    threads: int  # resident threads per SM
-    blocks: int  # resident blocks per SM
-    registers: int  # 32-bit registers per SM
-
-
-SIMULATED_SM = SMLimits(sms=2, threads=2048, blocks=32, registers=65536)  # 2 pretend SMs
-
-
-@functools.cache
-def sm_limits() -> SMLimits:
-    """The device's own limits (sm_90: 2048 threads, 32 blocks; a T4: 1024 threads, 16 blocks)."""
-    if runtime.is_simulator():
-        return SIMULATED_SM
-    device = cuda.get_current_device()
-    return SMLimits(
-        device.MULTIPROCESSOR_COUNT,
-        device.MAX_THREADS_PER_MULTIPROCESSOR,
-        device.MAX_BLOCKS_PER_MULTIPROCESSOR,
-        device.MAX_REGISTERS_PER_MULTIPROCESSOR,
-    )
-
-
-def blocks_per_sm(block_threads: int, registers: int | None = None) -> int:
-    """Blocks of block_threads threads one SM holds at once (registers: per thread, if known)."""
-    limits = sm_limits()
-    fits = min(limits.threads // block_threads, limits.blocks)
-    if registers:
-        fits = min(fits, limits.registers // (registers * block_threads))
-    return max(1, fits)
-
-
-def resident_blocks(
-    block_threads: int, per_sm: int | None = None, *, registers: int | None = None
-) -> int:
-    """Blocks that fill the device once: per_sm per SM (default and at most: what an SM holds)."""
-    fits = blocks_per_sm(block_threads, registers)
-    return sm_limits().sms * (min(per_sm, fits) if per_sm else fits)
-
-
 # ---- arrays --------------------------------------------------------------------------------
 
 
@@ -249,6 +204,18 @@ def device_input(
             "(cupy.ascontiguousarray, or copy_to_host and back)"
         )
     return (a, False) if on_device else (cuda.to_device(a), True)
+
+
+def device_pair(x, y, *, dtypes, ndim: int | tuple[int, ...] | None = None, names=("x", "y")):
+    """Check two inputs that must share shape and dtype: (device x, device y, x came from host)."""
+    d_x, to_host = device_input(x, name=names[0], dtypes=dtypes, ndim=ndim)
+    d_y, _ = device_input(y, name=names[1], dtypes=dtypes, ndim=ndim)
+    if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must have the same shape and dtype, got "
+            f"{d_x.shape} {d_x.dtype} and {d_y.shape} {d_y.dtype}"
+        )
+    return d_x, d_y, to_host
 
 
 def aligned(d, nbytes: int) -> bool:

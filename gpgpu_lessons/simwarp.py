@@ -52,9 +52,7 @@ import time
 import numpy as np
 
 from . import runtime, watchdog
-
-FULL_MASK = 0xFFFFFFFF
-WARP_SIZE = 32
+from .hardware import FULL_MASK, WARP_SIZE
 
 #: What a read of a lane that takes no part in a shuffle returns: "poison" (NaN / 0xDEADBEEF...) or
 #: "raise" (WarpUndefinedError). Undefined on a GPU either way.

@@ -43,8 +43,10 @@ def specialise(
 ):
     """`kernel` compiled with other values of the module constants it reads, named `name`.
 
-    The device functions listed read the constants too: they are compiled again with them. A
-    constant the kernel's module does not define is refused (a misspelt name would change nothing).
+    The device functions listed read the constants too: they are compiled again with them, and
+    a constant whose value is one of them (``read_taps=global_taps``, a module name bound to a
+    device function) is bound to that new copy. A constant the kernel's module does not define is
+    refused (a misspelt name would change nothing).
     """
     function = python_function(kernel)
     unknown = sorted(set(constants) - set(function.__globals__))
@@ -52,9 +54,13 @@ def specialise(
         raise ValueError(f"{function.__name__}'s module has no constants {unknown}")
     namespace = {**function.__globals__, **constants}
     options = {"inline": "always"} if inline_device_functions else {}
+    copies = {}
     for device in device_functions:
         helper = python_function(device)
-        namespace[helper.__name__] = cuda.jit(device=True, fastmath=fastmath, **options)(
-            _copy(helper, namespace)
-        )
+        copies[id(device)] = namespace[helper.__name__] = cuda.jit(
+            device=True, fastmath=fastmath, **options
+        )(_copy(helper, namespace))
+    for constant, value in constants.items():
+        if id(value) in copies:
+            namespace[constant] = copies[id(value)]
     return cuda.jit(fastmath=fastmath)(_copy(function, namespace, name))

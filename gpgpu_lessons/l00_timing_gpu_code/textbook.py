@@ -9,11 +9,14 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32
 
-from .. import launch, runtime
+from .. import hardware, launch
 from ..device import fill
+from ..device.copy import DTYPES as COPY_DTYPES
+from ..device.copy import copy as copy  # lessons 00 and 01 share the copy
+from ..device.copy import copy_one_per_thread
+from ..specialise import python_function
 
 BLOCK = 256  # threads per block of every launch in this lesson
-COPY_DTYPES = (np.float32, np.float64, np.int32, np.uint32)
 FLOATS = (np.float32, np.float64)
 
 
@@ -42,14 +45,6 @@ def scale(x, factor):
 
 
 @cuda.jit
-def copy_once(src, dst):
-    """One copy per launch: thread i copies element i."""
-    i = cuda.grid(1)
-    if i < src.size:
-        dst[i] = src[i]
-
-
-@cuda.jit
 def copy_passes(src, dst, passes):
     """Copy src to dst `passes` times in one launch (grid-stride loop): the launch is paid once."""
     start, stride = cuda.grid(1), cuda.gridsize(1)
@@ -74,15 +69,12 @@ def dot_partial_sums(x, y, total):
 threads_per_block = launch.block_1d  # the core check for 1-D launches
 
 
+copy_once = copy_one_per_thread  # the name notebook 00 showed
+
+
 def fresh_kernel(kernel):
     """A new, never-compiled kernel made from `kernel`'s Python code: its first call compiles."""
-    return cuda.jit(getattr(kernel, "py_func", None) or kernel.fn)
-
-
-def filling_blocks(n: int, block: int) -> int:
-    """Blocks that fill the GPU once (one in the simulator), never more than n elements need."""
-    needed = launch.grid_1d(n, block)
-    return min(needed, 1 if runtime.is_simulator() else launch.resident_blocks(block))
+    return cuda.jit(python_function(kernel))
 
 
 @launch.op
@@ -98,27 +90,8 @@ def keep_busy(x, iterations: int, *, out=None, block=BLOCK):
     iterations = launch.positive_int(iterations, "iterations", minimum=0)
     d_x, to_host = launch.device_input(x, name="x", dtypes=np.float32, ndim=1)
     o = launch.device_output(out, d_x.shape, d_x.dtype, inputs=(d_x,), in_place=True)
-    return launch.single(
-        busy,
-        launch.grid_1d(d_x.size, block),
-        block,
-        d_x,
-        o.device,
-        iterations,
-        out=o,
-        to_host=to_host,
-    )
-
-
-@launch.op
-def copy(a, *, out=None, block=BLOCK):
-    """Copy a 1-D array with one copy per launch, one element per thread."""
-    block = threads_per_block(block)
-    d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
-    o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(
-        copy_once, launch.grid_1d(d_a.size, block), block, d_a, o.device, out=o, to_host=to_host
-    )
+    grid = launch.grid_1d(d_x.size, block)
+    return launch.single(busy, grid, block, d_x, o.device, iterations, out=o, to_host=to_host)
 
 
 @launch.op
@@ -128,32 +101,18 @@ def copy_repeated(a, passes: int, *, out=None, block=BLOCK):
     passes = launch.positive_int(passes, "passes")
     d_a, to_host = launch.device_input(a, name="a", dtypes=COPY_DTYPES, ndim=1)
     o = launch.device_output(out, d_a.shape, d_a.dtype, inputs=(d_a,))
-    return launch.single(
-        copy_passes,
-        filling_blocks(d_a.size, block),
-        block,
-        d_a,
-        o.device,
-        passes,
-        out=o,
-        to_host=to_host,
-    )
+    grid = hardware.filled_grid(d_a.size, block)
+    return launch.single(copy_passes, grid, block, d_a, o.device, passes, out=o, to_host=to_host)
 
 
 @launch.op
 def dot(x, y, *, out=None, block=BLOCK):
     """x . y summed in the inputs' precision (float32 or float64): a number, or out[0] if given."""
     block = threads_per_block(block)
-    d_x, to_host = launch.device_input(x, name="x", dtypes=FLOATS, ndim=1)
-    d_y, _ = launch.device_input(y, name="y", dtypes=FLOATS, ndim=1)
-    if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
-        raise ValueError(
-            f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
-            f"and {d_y.shape} {d_y.dtype}"
-        )
+    d_x, d_y, to_host = launch.device_pair(x, y, dtypes=FLOATS, ndim=1)
     o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
     sums = launch.Step(
-        dot_partial_sums, filling_blocks(d_x.size, block), block, (d_x, d_y, o.device)
+        dot_partial_sums, hardware.filled_grid(d_x.size, block), block, (d_x, d_y, o.device)
     )
     return launch.Launch(
         (fill.zero_step(o.device), sums), o.device, to_host, o.host, scalar=True, out_given=o.given
@@ -168,7 +127,6 @@ SIGNATURES = {
     empty: ["void()"],
     busy: ["void(float32[::1], float32[::1], int64)"],
     scale: ["void(float32[::1], float64)"],
-    copy_once: [f"void({v}, {v})" for v in _vectors(COPY_DTYPES)],
     copy_passes: [f"void({v}, {v}, int64)" for v in _vectors(COPY_DTYPES)],
     dot_partial_sums: [f"void({v}, {v}, {v})" for v in _vectors(FLOATS)],
 }

@@ -29,8 +29,10 @@ import functools
 import numpy as np
 from numba import cuda, float32
 
-from .. import launch, runtime
+from .. import hardware, launch, runtime
+from ..device.copy import copy_one_per_thread
 from ..device.handover import add_and_hand_over, scratch
+from ..device.tree import tree_sum
 from ..device.vector import load_vector, store_vector
 from ..specialise import specialise
 from . import textbook
@@ -98,23 +100,12 @@ def dot_block_tree(x, y, total, sum_so_far, tickets):
     partial = cuda.shared.array(DOT_BLOCK, x.dtype)
     tid = cuda.threadIdx.x
     partial[tid] = dot_in_flight(x, y, cuda.blockIdx.x * DOT_BLOCK * DOT_UNROLL + tid)
-    cuda.syncthreads()
-    half = DOT_BLOCK // 2
-    while half > 0:
-        if tid < half:
-            partial[tid] += partial[tid + half]
-        cuda.syncthreads()
-        half //= 2
+    tree_sum(partial, tid, DOT_BLOCK)
     if tid == 0:  # the last block to finish writes total[0]: no launch to clear it first
         add_and_hand_over(partial[0], total, sum_so_far, tickets)
 
 
 # ---- wrappers ------------------------------------------------------------------------------
-
-
-def fill_blocks(block: int, waves: int) -> int:
-    """Blocks for `waves` rounds of full residency on every SM (one block in the simulator)."""
-    return 1 if runtime.is_simulator() else waves * launch.resident_blocks(block)
 
 
 def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launch:
@@ -143,11 +134,11 @@ def _copy_launch(d_a, o, to_host, element_bytes, variant, block) -> launch.Launc
             blocks = launch.grid_1d(src.size, block * UNROLL)
             steps.append(launch.Step(copy_unrolled, blocks, block, (src, dst)))
         else:
-            blocks = min(launch.grid_1d(src.size, block), fill_blocks(block, WAVES))
+            blocks = hardware.filled_grid(src.size, block, waves=WAVES)
             steps.append(launch.Step(copy_grid_stride, blocks, block, (src, dst)))
     if bulk < d_a.size:  # the edge: fewer than one wide element
         edge = (d_a[bulk:], o.device[bulk:])
-        steps.append(launch.Step(textbook.copy_one_per_thread, 1, d_a.size - bulk, edge))
+        steps.append(launch.Step(copy_one_per_thread, 1, d_a.size - bulk, edge))
     return launch.Launch(tuple(steps), o.device, to_host, o.host, out_given=o.given)
 
 
@@ -163,7 +154,7 @@ def _dot_launch(
     d_x, d_y, o, to_host, kernel=dot_block_tree, block=DOT_BLOCK, unroll=DOT_UNROLL, waves=DOT_WAVES
 ) -> launch.Launch:
     """One launch of the dot kernel with just enough blocks (at most `waves` rounds of them)."""
-    blocks = min(launch.grid_1d(d_x.size, block * unroll), fill_blocks(block, waves))
+    blocks = hardware.filled_grid(-(-d_x.size // unroll), block, waves=waves)
     acc, tickets = scratch(d_x.dtype, like=d_x)  # left at 0 by every launch (device.handover)
     return launch.single(
         kernel, blocks, block, d_x, d_y, o.device, acc, tickets, out=o, to_host=to_host, scalar=True
@@ -173,7 +164,7 @@ def _dot_launch(
 @launch.op
 def dot(x, y, *, out=None):
     """x . y summed in the inputs' precision (float32 or float64): a number, or out[0] if given."""
-    d_x, d_y, to_host = textbook.vector_pair(x, y)
+    d_x, d_y, to_host = launch.device_pair(x, y, dtypes=textbook.FLOATS, ndim=1)
     o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
     return _dot_launch(d_x, d_y, o, to_host)
 
@@ -215,13 +206,17 @@ def _dot_case(block, unroll, waves):
 
 COPY_TUNING = {
     "family": "copy",
-    "space": {"element_bytes": [4, 8, 16], "variant": list(VARIANTS), "block": [128, 256, 512]},
+    # the chosen 16-byte elements and the next narrower; the three kernels the lesson shows; the
+    # block's neighbours (the lesson's run times 4-byte elements: copy_variants)
+    "space": {"element_bytes": [8, 16], "variant": list(VARIANTS), "block": [128, 256, 512]},
     "chosen": {"element_bytes": ELEMENT_BYTES, "variant": "vectors", "block": BLOCK},
     "case": _copy_case,
 }
 DOT_TUNING = {
     "family": "dot",
-    "space": {"block": [128, 256, 512], "unroll": [1, 2, 4, 8], "waves": [1, 2, 4, 8]},
+    # the block's neighbours; no unrolling (1) up to twice the chosen loads in flight; the
+    # chosen grid of 4 rounds of resident blocks and half of it
+    "space": {"block": [128, 256, 512], "unroll": [1, 2, 4, 8], "waves": [2, 4]},
     "chosen": {"block": DOT_BLOCK, "unroll": DOT_UNROLL, "waves": DOT_WAVES},
     "case": _dot_case,
 }

@@ -10,19 +10,13 @@ import numpy as np
 from numba import cuda, float32
 
 from .. import launch
+from ..device.copy import DTYPES as COPY_DTYPES
+from ..device.copy import copy as copy  # lessons 00 and 01 share the copy
+from ..device.copy import copy_one_per_thread as copy_one_per_thread
 
 BLOCK = 256  # threads per block
 MAX_STRIDE = launch.MAX_GRID_YZ  # copy_strided runs one grid row per column of the stride
-COPY_DTYPES = (np.float32, np.float64, np.int32, np.uint32)
 FLOATS = (np.float32, np.float64)
-
-
-@cuda.jit
-def copy_one_per_thread(src, dst):
-    """Thread i copies element i: a warp touches 32 neighbouring elements (coalesced)."""
-    i = cuda.grid(1)
-    if i < src.size:
-        dst[i] = src[i]
 
 
 @cuda.jit
@@ -79,22 +73,6 @@ def _copy_input(a, out):
 
 
 @launch.op
-def copy(a, *, out=None, block=BLOCK):
-    """Copy a 1-D array, one element per thread."""
-    block = threads_per_block(block)
-    d_a, to_host, o = _copy_input(a, out)
-    return launch.single(
-        copy_one_per_thread,
-        launch.grid_1d(d_a.size, block),
-        block,
-        d_a,
-        o.device,
-        out=o,
-        to_host=to_host,
-    )
-
-
-@launch.op
 def copy_with_stride(a, stride: int = 1, *, out=None, block=BLOCK):
     """Copy a 1-D array where neighbouring threads are `stride` elements apart."""
     block = threads_per_block(block)
@@ -116,28 +94,8 @@ def copy_with_offset(a, offset: int = 0, *, out=None, block=BLOCK):
     block = threads_per_block(block)
     offset = launch.positive_int(offset, "offset", minimum=0)
     d_a, to_host, o = _copy_input(a, out)
-    return launch.single(
-        copy_offset,
-        launch.grid_1d(d_a.size, block),
-        block,
-        d_a,
-        o.device,
-        offset % d_a.size,
-        out=o,
-        to_host=to_host,
-    )
-
-
-def vector_pair(x, y):
-    """Check x and y (1-D float32/float64, same shape and dtype): (d_x, d_y, came from host)."""
-    d_x, to_host = launch.device_input(x, name="x", dtypes=FLOATS, ndim=1)
-    d_y, _ = launch.device_input(y, name="y", dtypes=FLOATS, ndim=1)
-    if d_x.shape != d_y.shape or d_x.dtype != d_y.dtype:
-        raise ValueError(
-            f"x and y must have the same shape and dtype, got {d_x.shape} {d_x.dtype} "
-            f"and {d_y.shape} {d_y.dtype}"
-        )
-    return d_x, d_y, to_host
+    grid, offset = launch.grid_1d(d_a.size, block), offset % d_a.size
+    return launch.single(copy_offset, grid, block, d_a, o.device, offset, out=o, to_host=to_host)
 
 
 @launch.op
@@ -149,7 +107,7 @@ def dot_partial_sums(x, y, *, blocks: int, block, chunked: bool = False, out=Non
     """
     block = threads_per_block(block)
     blocks = launch.positive_int(blocks, "blocks")
-    d_x, d_y, to_host = vector_pair(x, y)
+    d_x, d_y, to_host = launch.device_pair(x, y, dtypes=FLOATS, ndim=1)
     threads = blocks * block
     o = launch.device_output(out, (threads,), d_x.dtype, inputs=(d_x, d_y))
     kernel = dot_chunked if chunked else dot_coalesced
@@ -161,7 +119,6 @@ def _vectors(dtypes) -> list[str]:
 
 
 SIGNATURES = {
-    copy_one_per_thread: [f"void({v}, {v})" for v in _vectors(COPY_DTYPES)],
     copy_strided: [f"void({v}, {v}, int64)" for v in _vectors(COPY_DTYPES)],
     copy_offset: [f"void({v}, {v}, int64)" for v in _vectors(COPY_DTYPES)],
     dot_coalesced: [f"void({v}, {v}, {v})" for v in _vectors(FLOATS)],

@@ -32,7 +32,7 @@ import functools
 import numpy as np
 from numba import cuda
 
-from .. import launch, runtime
+from .. import hardware, launch, runtime
 from ..device.index import at
 from ..device.vector import load_vector, store_vector
 from ..specialise import python_function, specialise
@@ -246,7 +246,7 @@ def kernel_for(tile: int, rows: int, vec: int, pad: int = PAD, transpose: bool =
 
 def group_for(tiles_y: int, threads: int) -> int:
     """Whole tile columns when the blocks resident at once cover one; else TALL_GROUP rows."""
-    return tiles_y if tiles_y <= launch.resident_blocks(threads) else TALL_GROUP
+    return tiles_y if tiles_y <= hardware.resident_blocks(threads) else TALL_GROUP
 
 
 def _wide_launch(d_a, o, to_host, block, vec, pad, group, *, transpose: bool) -> launch.Launch:
@@ -376,10 +376,13 @@ def _case(block, vec, group):
 # each case returns (Launch, bytes moved)
 TUNING = {
     "family": "wide_transpose",
+    # the chosen block and its neighbours (half the rows, half the threads across); one, two or
+    # four elements per access (1: no wide accesses); row by row (1) or group_for's rule (None),
+    # the two orders the lesson times
     "space": {
-        "block": [(32, 8), (32, 16), (16, 16), (16, 8)],
+        "block": [(32, 8), (32, 16), (16, 16)],
         "vec": [1, 2, 4],
-        "group": [1, 4, 8, None],  # None: group_for's rule
+        "group": [1, None],
     },
     "case": _case,
     "chosen": {"block": WIDE_BLOCK, "vec": VEC, "group": None},

@@ -16,8 +16,8 @@ GAUSSIAN_5, and the Tile TILE. Five tricks, each explained where it is used:
    few tiles high walks down its columns (block_position).
 
 Any other filter, memory or tile shape is the same code compiled with other constants:
-`tiled_kernel` copies these functions with their module constants replaced (Numba freezes a
-function's globals at compile time, so each copy is a kernel of its own, with its own name).
+`tiled_kernel` compiles these functions again with their module constants replaced
+(`gpgpu_lessons.specialise`: each copy is a kernel of its own, with its own name).
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
 pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (4 or 8 columns
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import math
-import types
 import zlib
 from typing import NamedTuple
 
@@ -40,7 +39,7 @@ from numba import cuda, float32, int64
 
 from .. import launch, runtime
 from ..device.index import at, clamp
-from ..specialise import python_function
+from ..specialise import specialise
 from . import checks
 from .filters import GAUSSIAN_5, LAPLACIAN
 
@@ -224,21 +223,6 @@ def filter_tiled(image, weights, out, first_block_row):
 # ---- the same kernel for other filters, memories and tile shapes -----------------------------
 
 
-def _copy(kernel, namespace: dict, name: str | None = None):
-    """A copy of a kernel's Python function that reads its globals from `namespace`."""
-    original = python_function(kernel)
-    function = types.FunctionType(
-        original.__code__,
-        namespace,
-        name or original.__name__,
-        original.__defaults__,
-        original.__closure__,
-    )
-    function.__qualname__ = function.__name__
-    function.__doc__ = original.__doc__
-    return function
-
-
 def kernel_name(memory: str, weights: np.ndarray, tile: Tile) -> str:
     """The profiler's name for one instance, e.g. filter_tiled_constant_5x5_32x4_r8c4_3b1fd2c4."""
     ky, kx = weights.shape
@@ -256,17 +240,16 @@ def _instance(memory: str, filter_shape: tuple[int, int], weights_bytes: bytes |
         weights = np.zeros(filter_shape, np.float32)  # a 'global' kernel reads its argument
     else:
         weights = np.frombuffer(weights_bytes, np.float32).reshape(filter_shape)
-    namespace = {
-        **python_function(filter_tiled).__globals__,
-        **constants(tile, filter_shape),
-        "WEIGHTS": weights,
-    }
-    device = functools.partial(cuda.jit, device=True, inline="always")
     taps = constant_taps if memory == "constant" else global_taps
-    namespace["read_taps"] = device(_copy(taps, namespace))
-    namespace["load_tile"] = device(_copy(load_tile, namespace))
-    namespace["filter_tile"] = device(_copy(filter_tile, namespace))
-    return cuda.jit(_copy(filter_tiled, namespace, kernel_name(memory, weights, tile)))
+    return specialise(
+        filter_tiled,
+        kernel_name(memory, weights, tile),
+        device_functions=(taps, load_tile, filter_tile),
+        inline_device_functions=True,  # as the module's: inline="always"
+        read_taps=taps,
+        WEIGHTS=weights,
+        **constants(tile, filter_shape),
+    )
 
 
 def check_tile(tile) -> Tile:
@@ -436,7 +419,9 @@ def _tuning_case(threads_y: int, rows: int, cols: int):
 
 TUNING = {
     "family": "tiled_filter",
-    "space": {"threads_y": [4, 8], "rows": [4, 8, 16, 32], "cols": [1, 2, 4]},
+    # the chosen tile's neighbours: 4 or 8 thread rows, half or twice the rows per thread, the
+    # chosen columns per thread and half of them (32 threads across: one warp a thread row)
+    "space": {"threads_y": [4, 8], "rows": [4, 8, 16], "cols": [2, 4]},
     "chosen": {"threads_y": TILE.threads_y, "rows": TILE.rows, "cols": TILE.cols},
     "case": _tuning_case,
 }

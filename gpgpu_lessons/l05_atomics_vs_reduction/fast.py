@@ -23,14 +23,14 @@ import math
 import numpy as np
 from numba import cuda, float32, float64
 
-from .. import launch, runtime
+from .. import hardware, launch, runtime
 from ..device.fill import zero_step
 from ..device.handover import add_and_hand_over, scratch
 from ..device.vector import load_vector, load_vector_readonly
 from ..device.warp import warp_sum
 from ..specialise import specialise
 from .sine_sum import FC, HEIGHT, TWO_PI, WIDTH, check_task
-from .textbook import filled_grid, sum_launch
+from .textbook import sum_launch
 
 # The sum's launch: chosen by `python -m gpgpu_tools.tune grid_stride_sum` (TUNING below), recorded
 # in gpgpu_lessons/recorded/tuning/grid_stride_sum-<gpu>.json; the lesson's run compares it with
@@ -171,7 +171,7 @@ def sum_grid_stride(
         vector = 1  # a view that starts off a 16-byte boundary
     blocks_per_sm = launch.positive_int(blocks_per_sm, "blocks_per_sm")
     blocks = (
-        filled_grid(max(1, d_a.size // vector), block, blocks_per_sm)
+        hardware.filled_grid(max(1, d_a.size // vector), block, per_sm=blocks_per_sm)
         if blocks is None
         else launch.positive_int(blocks, "blocks")
     )
@@ -197,11 +197,14 @@ def _tuning_case(**params):
 
 TUNING = {
     "family": "grid_stride_sum",
+    # each of the four tricks on and off: one load in flight (items 1) up to twice the chosen,
+    # 4-byte or 16-byte loads, the read-only path, the hand-over; the chosen block and grid (their
+    # neighbours are not searched)
     "space": {
-        "block": [128, 256, 512],
+        "block": [SUM_BLOCK],
         "items": [1, 2, 4, 8],
         "vector": [1, 4],
-        "blocks_per_sm": [2, 4, 8],
+        "blocks_per_sm": [SUM_BLOCKS_PER_SM],
         "readonly": [False, True],
         "hand_over": [False, True],
     },
@@ -419,11 +422,13 @@ def _recurrence_case(*, n, block, outputs, waves):
 # sine_recurrence times this space on seed 001's output with n = 10,000 waves
 RECURRENCE_TUNING = {
     "family": "sine_recurrence",
+    # the chosen block, columns per thread and their neighbours; one recurrence at a time
+    # (waves 1) or the chosen two in flight
     "space": {
         "n": [10_000],
         "block": [64, 128, 256],
-        "outputs": [1, 2, 4, 8, 16, 32],
-        "waves": [1, 2, 4],
+        "outputs": [8, 16, 32],
+        "waves": [1, 2],
     },
     "chosen": {"block": RECURRENCE_BLOCK, "outputs": RECURRENCE_OUTPUTS, "waves": RECURRENCE_WAVES},
     "case": _recurrence_case,

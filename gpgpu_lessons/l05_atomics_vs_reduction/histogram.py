@@ -12,10 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, uint32
 
-from .. import images, launch
+from .. import hardware, images, launch
 from ..device.fill import zero_step
-from ..device.warp import FULL_MASK
-from .textbook import filled_grid
+from ..hardware import FULL_MASK
 
 BLOCK = 256  # threads per block
 BINS = 256  # one bin per 8-bit pixel value
@@ -155,7 +154,7 @@ def histogram(pixels, *, variant: str = DEFAULT, out=None):
     d_pixels, to_host = launch.device_input(pixels, name="pixels", dtypes=np.uint8, ndim=None)
     flat = d_pixels.reshape(d_pixels.size)
     bins = launch.device_output(out, (BINS,), np.uint32, inputs=(d_pixels,))
-    grid = filled_grid(flat.size, BLOCK)
+    grid = hardware.filled_grid(flat.size, BLOCK)
     steps = (
         zero_step(bins.device),
         launch.Step(HISTOGRAMS[variant], grid, BLOCK, (flat, bins.device)),

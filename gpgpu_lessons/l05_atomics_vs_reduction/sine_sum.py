@@ -17,6 +17,7 @@ from numba import cuda, float32
 
 from .. import launch
 from ..device.fill import zero_step
+from ..device.tree import tree_sum
 from ..device.warp import warp_sum
 
 WIDTH, HEIGHT = 1024, 512  # the seed's output size
@@ -109,13 +110,7 @@ def sine_sum_block_sequential(mag, freq, phi, out):
     for i in range(tid, mag.size, threads):
         total += seed_wave(mag, freq, phi, i, idx, width)
     partial[tid] = total
-    cuda.syncthreads()
-    s = threads // 2
-    while s > 0:
-        if tid < s:
-            partial[tid] += partial[tid + s]
-        cuda.syncthreads()
-        s //= 2
+    tree_sum(partial, tid, threads)  # rung 4's sequential tree (device.tree)
     if tid == 0:
         out[idx // width, idx % width] = partial[0]
 
@@ -260,12 +255,13 @@ def sine_sum(
     return launch.Launch(tuple(steps), d_out, to_host, output.host, out_given=output.given)
 
 
-WAVES = "float32[::1], float32[::1], float32[::1]"
+WAVES = "float32[::1], float32[::1], float32[::1]"  # mag, freq, phi
+WAVES_TO_OUT = [f"void({WAVES}, float32[:, ::1])"]  # (mag, freq, phi, out): all but the tree's
 SIGNATURES = {
-    sine_sum_brute_force: [f"void({WAVES}, float32[:, ::1])"],
-    sine_sum_atomic_blocks: [f"void({WAVES}, float32[:, ::1])"],
-    sine_sum_block_tree: [f"void({WAVES}, int64, float32[:, ::1])"],
-    sine_sum_register: [f"void({WAVES}, float32[:, ::1])"],
-    sine_sum_block_sequential: [f"void({WAVES}, float32[:, ::1])"],
-    sine_sum_warp_shuffle: [f"void({WAVES}, float32[:, ::1])"],
+    sine_sum_brute_force: WAVES_TO_OUT,
+    sine_sum_atomic_blocks: WAVES_TO_OUT,
+    sine_sum_block_tree: [f"void({WAVES}, int64, float32[:, ::1])"],  # (..., offset, out)
+    sine_sum_register: WAVES_TO_OUT,
+    sine_sum_block_sequential: WAVES_TO_OUT,
+    sine_sum_warp_shuffle: WAVES_TO_OUT,
 }

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 from numba import cuda, float32
 
-from .. import launch, runtime
+from .. import hardware, launch
 from ..device.fill import zero_step
 from ..device.warp import warp_sum
 
@@ -156,16 +156,6 @@ LADDER = (ATOMIC_PER_ELEMENT, *TREES, GRID_STRIDE)
 """Every rung of the ladder, slowest first: the names `parallel_sum(..., variant=)` takes."""
 
 
-def filled_grid(n: int, block: int, blocks_per_sm: int | None = None) -> int:
-    """Blocks for a grid-stride kernel: enough to fill every SM once, no more than n items need.
-
-    One block in the simulator, which has no SMs to fill (it runs the blocks one after another).
-    """
-    if runtime.is_simulator():
-        return 1
-    return min(launch.grid_1d(n, block), launch.resident_blocks(block, blocks_per_sm))
-
-
 def sum_launch(steps, total: launch.Output, to_host: bool) -> launch.Launch:
     """The Launch of a sum: its steps write total[0]; a Python float unless out= was given."""
     return launch.Launch(
@@ -184,7 +174,7 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
         if variant == ATOMIC_PER_ELEMENT:
             kernel, grid = sum_atomic_per_element, launch.grid_1d(d_a.size, BLOCK)
         else:
-            kernel, grid = sum_grid_stride, filled_grid(d_a.size, BLOCK)
+            kernel, grid = sum_grid_stride, hardware.filled_grid(d_a.size, BLOCK)
         step = launch.Step(kernel, grid, BLOCK, (d_a, total.device))
         return sum_launch((zero_step(total.device), step), total, to_host)
     kernel, per_block = TREES[variant]

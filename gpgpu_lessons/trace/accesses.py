@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..hardware import WARP_SIZE as WARP
 from .arrays import ATOMIC, BARRIER, BLOCK, LOCAL, SPACES, SYNCWARP, instruction_at
 from .record import Recording
-
-WARP = 32
 
 
 @dataclass(frozen=True)

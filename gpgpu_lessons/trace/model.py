@@ -30,13 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..hardware import BANK_BYTES, BANKS, SECTOR_BYTES, WAVEFRONT_BYTES
 from .accesses import WARP, Accesses, group_starts
 from .arrays import ATOMIC, SPACES
 
-BANKS = 32
-BANK_BYTES = 4
-SECTOR_BYTES = 32
-WAVEFRONT_BYTES = BANKS * BANK_BYTES  # one wavefront serves at most 128 bytes
 GLOBAL, SHARED, CONSTANT, LOCAL = range(4)
 
 

@@ -6,6 +6,7 @@ import types
 
 import numpy as np
 
+from .. import specialise
 from .arrays import CONSTANT, Tracer, UnsupportedError
 
 
@@ -21,7 +22,10 @@ def python_function(kernel) -> types.FunctionType:
             "pass the kernel itself and its launch shape: trace_kernel(kernel, "
             "griddim, blockdim, *args), not kernel[griddim, blockdim]"
         )
-    fn = getattr(kernel, "py_func", None)
+    try:
+        fn = specialise.python_function(kernel)
+    except AttributeError:  # neither a Numba kernel nor the simulator's
+        fn = None
     if not isinstance(fn, types.FunctionType):
         raise TypeError(
             f"trace_kernel needs a @cuda.jit kernel, got {type(kernel).__name__} "

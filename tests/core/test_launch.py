@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gpgpu_lessons import launch
+from gpgpu_lessons import hardware, launch
 from gpgpu_lessons.device import fill
 
 BLOCK = 32
@@ -299,29 +299,29 @@ def test_a_launch_that_fails_while_running_is_not_kept(rng, monkeypatch):
 
 def test_resident_blocks_follow_the_device_limits(monkeypatch):
     """A T4: 40 SMs of 1,024 threads and 16 blocks each (sm_90: 2,048 threads, 32 blocks)."""
-    t4 = launch.SMLimits(sms=40, threads=1024, blocks=16, registers=65536)
-    monkeypatch.setattr(launch, "sm_limits", lambda: t4)
-    assert launch.resident_blocks(256) == 40 * 4
-    assert launch.resident_blocks(1024) == 40
-    assert launch.resident_blocks(32) == 40 * 16  # the blocks-per-SM limit, not the threads'
-    assert launch.resident_blocks(256, 8) == 40 * 4  # never more than an SM holds
-    assert launch.resident_blocks(256, 2) == 40 * 2
-    assert launch.resident_blocks(256, registers=128) == 40 * 2  # 65536 / (128 x 256)
-    assert launch.resident_blocks(1024, registers=255) == 40  # at least one block per SM
-    h200 = launch.SMLimits(sms=132, threads=2048, blocks=32, registers=65536)
-    monkeypatch.setattr(launch, "sm_limits", lambda: h200)
-    assert launch.resident_blocks(256) == 132 * 8
+    t4 = hardware.SMLimits(sms=40, threads=1024, blocks=16, registers=65536)
+    monkeypatch.setattr(hardware, "sm_limits", lambda: t4)
+    assert hardware.resident_blocks(256) == 40 * 4
+    assert hardware.resident_blocks(1024) == 40
+    assert hardware.resident_blocks(32) == 40 * 16  # the blocks-per-SM limit, not the threads'
+    assert hardware.resident_blocks(256, 8) == 40 * 4  # never more than an SM holds
+    assert hardware.resident_blocks(256, 2) == 40 * 2
+    assert hardware.resident_blocks(256, registers=128) == 40 * 2  # 65536 / (128 x 256)
+    assert hardware.resident_blocks(1024, registers=255) == 40  # at least one block per SM
+    h200 = hardware.SMLimits(sms=132, threads=2048, blocks=32, registers=65536)
+    monkeypatch.setattr(hardware, "sm_limits", lambda: h200)
+    assert hardware.resident_blocks(256) == 132 * 8
 
 
 def test_a_sum_fills_a_t4_with_the_blocks_a_t4_holds(monkeypatch, rng):
     from types import SimpleNamespace
 
-    from gpgpu_lessons.l05_atomics_vs_reduction import fast, textbook
+    from gpgpu_lessons.l05_atomics_vs_reduction import fast
 
-    t4 = launch.SMLimits(sms=40, threads=1024, blocks=16, registers=65536)
-    monkeypatch.setattr(launch, "sm_limits", lambda: t4)
+    t4 = hardware.SMLimits(sms=40, threads=1024, blocks=16, registers=65536)
+    monkeypatch.setattr(hardware, "sm_limits", lambda: t4)
     # the grid a GPU gets (the simulator's is one block)
-    monkeypatch.setattr(textbook, "runtime", SimpleNamespace(is_simulator=lambda: False))
+    monkeypatch.setattr(hardware, "runtime", SimpleNamespace(is_simulator=lambda: False))
     d_a = cuda.to_device(rng.random(2**18, dtype=np.float32))  # 256 blocks' worth of float4
     (step,) = fast.sum_grid_stride.prepare(d_a).steps
     per_sm = min(fast.SUM_BLOCKS_PER_SM, 1024 // fast.SUM_BLOCK)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons import launch, notebook
+from gpgpu_lessons import hardware, launch, notebook
 from gpgpu_lessons.l03_bank_conflicts import applications, fast, textbook
 
 TEXTBOOK = {
@@ -348,6 +348,6 @@ def test_a_thin_block_moves_whole_columns_that_fit_its_tile():
 
 
 def test_blocks_walk_whole_tile_columns_unless_a_column_outnumbers_the_resident_blocks():
-    resident = launch.resident_blocks(512)
+    resident = hardware.resident_blocks(512)
     assert fast.group_for(resident, 512) == resident
     assert fast.group_for(resident + 1, 512) == fast.TALL_GROUP

@@ -26,11 +26,12 @@ import time
 from pathlib import Path
 
 from gpgpu_lessons import results, runtime
+from gpgpu_lessons.formats import format_seconds
 
 from .bench import dispatch, record, report
 from .bench import run as bench_run
 from .bench.families import FAMILIES
-from .bench.progress import Progress, duration
+from .bench.progress import Progress
 from .cuda_c import yardstick
 
 
@@ -98,7 +99,7 @@ def main(argv=None) -> int:
     print("\n\n".join(t for t in texts if t))
     print()
     print("Written: " + ", ".join(str(p) for p in written))
-    print(f"{failed} failed; the run took {duration(time.perf_counter() - started)}")
+    print(f"{failed} failed; the run took {format_seconds(time.perf_counter() - started)}")
     return 1 if failed else 0
 
 

@@ -15,7 +15,7 @@ fastest first, and writes the table to gpgpu_lessons/recorded/tuning/<family>-<g
 record the fast modules' constants cite (with the space it searched; tests/tools/test_tune.py
 requires one per family, searched over the module's space of today). Combinations a kernel
 refuses (a ValueError from its checks) are listed as skipped. `--all` tunes every family in one
-run (595 combinations at this writing; `--list` counts them). In the simulator it only lists the
+run (146 combinations at this writing; `--list` counts them). In the simulator it only lists the
 space (`--list`): tuning measures a GPU.
 """
 

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from gpgpu_lessons import results, runtime
+from gpgpu_lessons.formats import format_seconds
 
 from . import record, report
 from .families import FAMILIES
-from .progress import duration
 from .run import run
 
 
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
             print()
             print(
                 f"{shipped.gpu}, {shipped.date}, {shipped.sizes} sweep "
-                f"(device copy {shipped.ceiling.gbs:,.0f} GB/s, {duration(shipped.seconds)}):"
+                f"(device copy {shipped.ceiling.gbs:,.0f} GB/s, {format_seconds(shipped.seconds)}):"
             )
             print(report.table(shipped))
             print()
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     print()
     print(
         f"{len(bench.results)} checks, {failed} failed; the bench took "
-        f"{duration(time.perf_counter() - started)}"
+        f"{format_seconds(time.perf_counter() - started)}"
     )
     return 1 if failed else 0
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, float32, uint8, uint64
 
-from gpgpu_lessons import launch, runtime
+from gpgpu_lessons import hardware, launch, runtime
 
 BLOCK = 256  # threads per block of the fill kernels on a GPU
 FULL = 2**20  # outputs up to this many elements are checked everywhere
@@ -65,7 +65,7 @@ def _fill(kernel, flat, seed: int) -> None:
     if runtime.is_simulator():
         blocks, threads = 1, 32
     else:
-        blocks = min(launch.grid_1d(flat.size, BLOCK), 4 * launch.resident_blocks(BLOCK))
+        blocks = hardware.filled_grid(flat.size, BLOCK, waves=4)
         threads = BLOCK
     launch.Step(kernel, blocks, threads, (flat, np.uint64(seed % 2**32))).run()
 

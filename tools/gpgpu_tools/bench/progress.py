@@ -6,13 +6,9 @@ import shutil
 import sys
 import time
 
+from gpgpu_lessons.formats import format_seconds
+
 WIDTH = 24  # characters of the bar
-
-
-def duration(seconds: float) -> str:
-    """'42 s' or '3 min 05 s'."""
-    seconds = int(round(seconds))
-    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
 class Progress:
@@ -31,14 +27,14 @@ class Progress:
         self._drawn = 0
 
     def line(self, label: str, *, estimate: bool = True) -> str:
-        """'[#########---------------]  12/60  0:35 elapsed, ~2:20 left  transpose 777 x 80973'."""
+        """'[#########---------------]  12/60  35 s, ~140 s left  transpose 777 x 80973'."""
         filled = WIDTH * self.count // self.total
         elapsed = time.perf_counter() - self.start
         text = f"[{'#' * filled}{'-' * (WIDTH - filled)}] {self.count:>3}/{self.total}"
-        text += f"  {duration(elapsed)}"
+        text += f"  {format_seconds(elapsed)}"
         if estimate and 0 < self.count - 1 < self.total:
             left = elapsed / (self.count - 1) * (self.total - self.count + 1)
-            text += f", ~{duration(left)} left"
+            text += f", ~{format_seconds(left)} left"
         return f"{text}  {label}"
 
     def step(self, label: str) -> None:
@@ -54,7 +50,7 @@ class Progress:
     def done(self) -> None:
         """Finish: the last line stays, with the total time."""
         self.count = self.total
-        finished = f"done in {duration(time.perf_counter() - self.start)}"
+        finished = f"done in {format_seconds(time.perf_counter() - self.start)}"
         self._write(self.line(finished, estimate=False))
         if self.live:
             print(file=self.stream, flush=True)

@@ -22,7 +22,7 @@ from importlib import metadata
 import numpy as np
 from numba import cuda
 
-from gpgpu_lessons import runtime, timing
+from gpgpu_lessons import optional, runtime, timing
 
 from . import data, shapes
 from .families import FAMILIES, Family, Kernel
@@ -37,13 +37,12 @@ CALLS = 200  # calls per sample of a host cost (fewer than the launch queue hold
 
 def cupy_module():
     """CuPy, where it is installed and works with this GPU; None otherwise (or in the simulator)."""
-    if runtime.MODE != runtime.GPU:
+    cupy, _ = optional.cupy()
+    if cupy is None:
         return None
     try:
-        import cupy
-
         cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # not installed, or built for another CUDA: the bench runs without it
+    except Exception:  # built for another CUDA: the bench runs without it
         return None
     return cupy
 
