@@ -69,7 +69,6 @@ def dot_partial_sums(x, y, total):
 threads_per_block = launch.block_1d  # the core check for 1-D launches
 
 
-copy_once = copy_one_per_thread  # the name notebook 00 showed
 
 
 def fresh_kernel(kernel):

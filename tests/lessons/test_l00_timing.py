@@ -98,7 +98,6 @@ def test_every_kernel_is_registered():
     # the one-per-thread copy is lesson 01's too: registered where it lives, device.copy
     assert kernels - set(textbook.SIGNATURES) == {textbook.copy_one_per_thread}
     assert textbook.copy_one_per_thread in copy.SIGNATURES
-    assert textbook.copy_once is textbook.copy_one_per_thread
 
 
 def test_the_timeline_figure_reads_from_the_back_of_the_room():

@@ -3,7 +3,7 @@ and the fast dot; bad input (what every wrapper must do: tests/core/test_wrapper
 
 import numpy as np
 import pytest
-from gpgpu_tools import tune
+from gpgpu_tools import ptx, tune
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
@@ -317,7 +317,7 @@ def test_every_kernel_is_registered(module):
     kernels = {
         v
         for name, v in vars(module).items()
-        if (hasattr(v, "py_func") or hasattr(v, "fn")) and v.__module__ == module.__name__
+        if ptx.is_kernel(v) and v.__module__ == module.__name__  # kernels, not device functions
     }
     assert kernels and kernels <= set(module.SIGNATURES)
 
