@@ -28,21 +28,30 @@ HALO_TILE = TILE + 2 * RADIUS  # the tile plus a halo of RADIUS pixels on every 
 
 
 @cuda.jit(device=True)
-def clamp_to_edge(i, n):
-    """Index i limited to 0..n-1: a neighbour outside the image reads the nearest edge pixel."""
-    return min(max(i, 0), n - 1)
+def clamped_pixel(image, y, x):
+    """Pixel (y, x), or the nearest edge pixel when (y, x) lies outside the image."""
+    return image[min(max(y, 0), image.shape[0] - 1), min(max(x, 0), image.shape[1] - 1)]
 
 
 @cuda.jit(device=True)
 def correlate(image, weights, y, x):
     """Output pixel (y, x): every filter weight times its neighbour of (y, x), summed."""
-    h, w = image.shape
     ky, kx = weights.shape
     acc = float32(0)
     for dy in range(ky):
         for dx in range(kx):
-            pixel = image[clamp_to_edge(y + dy - ky // 2, h), clamp_to_edge(x + dx - kx // 2, w)]
+            pixel = clamped_pixel(image, y + dy - ky // 2, x + dx - kx // 2)
             acc += weights[dy, dx] * float32(pixel)
+    return acc
+
+
+@cuda.jit(device=True)
+def weighted_sum(pixels, weights, y, x):
+    """Every filter weight times the pixel under it, the filter's corner on (y, x): no clamps."""
+    acc = float32(0)
+    for dy in range(weights.shape[0]):
+        for dx in range(weights.shape[1]):
+            acc += weights[dy, dx] * pixels[y + dy, x + dx]
     return acc
 
 
@@ -58,31 +67,28 @@ def filter_global(image, weights, out, first_row):
 @cuda.jit
 def gaussian5_constant(image, out, first_row):
     """The same with GAUSSIAN_5 in constant memory: the threads of a warp read the same weight."""
-    weights = cuda.const.array_like(GAUSSIAN_5)
     x, y = cuda.grid(2)
     y += first_row
     if y < image.shape[0] and x < image.shape[1]:
-        out[y, x] = correlate(image, weights, y, x)
+        out[y, x] = correlate(image, cuda.const.array_like(GAUSSIAN_5), y, x)
 
 
 @cuda.jit
 def laplacian_constant(image, out, first_row):
     """Seed 002's edge filter, LAPLACIAN, in constant memory."""
-    weights = cuda.const.array_like(LAPLACIAN)
     x, y = cuda.grid(2)
     y += first_row
     if y < image.shape[0] and x < image.shape[1]:
-        out[y, x] = correlate(image, weights, y, x)
+        out[y, x] = correlate(image, cuda.const.array_like(LAPLACIAN), y, x)
 
 
 @cuda.jit
 def box_blur_constant(image, out, first_row):
     """Seed 002's blur, BOX_BLUR, in constant memory."""
-    weights = cuda.const.array_like(BOX_BLUR)
     x, y = cuda.grid(2)
     y += first_row
     if y < image.shape[0] and x < image.shape[1]:
-        out[y, x] = correlate(image, weights, y, x)
+        out[y, x] = correlate(image, cuda.const.array_like(BOX_BLUR), y, x)
 
 
 @cuda.jit
@@ -99,21 +105,16 @@ def gaussian5_tiled(image, out, first_row):
     """Stage the block's pixels and a halo of RADIUS in shared memory once; filter from there."""
     tile = cuda.shared.array((HALO_TILE, HALO_TILE), float32)
     weights = cuda.const.array_like(GAUSSIAN_5)
-    h, w = image.shape
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     top = first_row + cuda.blockIdx.y * TILE - RADIUS  # the image row of tile[0, :]
     left = cuda.blockIdx.x * TILE - RADIUS  # the image column of tile[:, 0]
     for r in range(ty, HALO_TILE, TILE):  # the tile and its halo:
         for c in range(tx, HALO_TILE, TILE):  # 1 to 4 pixels per thread
-            tile[r, c] = image[clamp_to_edge(top + r, h), clamp_to_edge(left + c, w)]
+            tile[r, c] = clamped_pixel(image, top + r, left + c)
     cuda.syncthreads()  # the whole tile is loaded
     y, x = top + RADIUS + ty, left + RADIUS + tx
-    if y < h and x < w:
-        acc = float32(0)
-        for dy in range(2 * RADIUS + 1):
-            for dx in range(2 * RADIUS + 1):
-                acc += weights[dy, dx] * tile[ty + dy, tx + dx]
-        out[y, x] = acc
+    if y < image.shape[0] and x < image.shape[1]:
+        out[y, x] = weighted_sum(tile, weights, ty, tx)  # the halo is there: no clamps
 
 
 @cuda.jit

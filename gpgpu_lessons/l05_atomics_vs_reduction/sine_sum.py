@@ -32,22 +32,19 @@ BLOCK = 256  # threads per block of our variants
 @cuda.jit(device=True)
 def seed_wave(mag, freq, phi, i, idx, width):
     """Term i at element idx in float32, as the seed writes it (sinf of phases up to 3e5 rad)."""
-    return (mag[i] / float32(mag.size)) * math.sin(
-        TWO_PI * (FC + freq[i] * float32(100)) * float32(idx) / float32(width) + TWO_PI * phi[i]
-    )
+    phase = TWO_PI * (FC + freq[i] * float32(100)) * float32(idx) / float32(width)
+    return (mag[i] / float32(mag.size)) * math.sin(phase + TWO_PI * phi[i])
 
 
 @cuda.jit
 def sine_sum_brute_force(mag, freq, phi, out):
     """Seed 1: one thread per element, n read-modify-writes of out in global memory."""
-    idx = cuda.grid(1)
-    width = out.shape[1]
-    if idx >= out.size:
-        return
-    y, x = idx // width, idx % width
-    out[y, x] = 0
-    for i in range(mag.size):
-        out[y, x] += seed_wave(mag, freq, phi, i, idx, width)
+    idx, width = cuda.grid(1), out.shape[1]
+    if idx < out.size:
+        y, x = idx // width, idx % width
+        out[y, x] = 0
+        for i in range(mag.size):
+            out[y, x] += seed_wave(mag, freq, phi, i, idx, width)
 
 
 @cuda.jit

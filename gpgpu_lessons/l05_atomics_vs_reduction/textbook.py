@@ -129,10 +129,9 @@ def sum_warp_shuffle_finish(a, partials):
 def sum_grid_stride(a, total):
     """Rung 7: many elements per thread in a register, warp shuffles, one atomic per block."""
     warp_sums = cuda.shared.array(WARPS, float32)
-    value = float32(0)
+    lane, warp, value = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32, float32(0)
     for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
         value += a[i]
-    lane, warp = cuda.threadIdx.x % 32, cuda.threadIdx.x // 32
     value = warp_sum(value)  # lane 0 holds its warp's sum
     if lane == 0:
         warp_sums[warp] = value
