@@ -52,9 +52,8 @@ def transpose_tiled(a, out):
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
-    for j in range(0, TILE, ROWS):
-        if x < w and y + j < h:
-            tile[ty + j, tx] = a[y + j, x]  # a warp writes a tile row
+    for j in range(0, TILE, ROWS):  # loads clamped to the matrix: no branch, all in flight
+        tile[ty + j, tx] = a[min(y + j, h - 1), min(x, w - 1)]  # a warp writes a tile row
     cuda.syncthreads()
     x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty  # the transposed tile
     for j in range(0, TILE, ROWS):
@@ -69,9 +68,8 @@ def transpose_padded(a, out):
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
-    for j in range(0, TILE, ROWS):
-        if x < w and y + j < h:
-            tile[ty + j, tx] = a[y + j, x]  # a warp writes a tile row
+    for j in range(0, TILE, ROWS):  # loads clamped to the matrix: no branch, all in flight
+        tile[ty + j, tx] = a[min(y + j, h - 1), min(x, w - 1)]  # a warp writes a tile row
     cuda.syncthreads()
     x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty  # the transposed tile
     for j in range(0, TILE, ROWS):
