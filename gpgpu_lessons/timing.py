@@ -14,7 +14,7 @@ from . import runtime
 EVENTS = "CUDA events"
 HOST_SYNC = "host clock + synchronize"
 HOST_NO_SYNC = "host clock, no synchronize (wrong)"
-SIMULATED = "host clock (simulator)"
+SIMULATED = "simulator host time, not a GPU's"
 CPU = "host clock (CPU)"
 METHODS = (EVENTS, HOST_SYNC, HOST_NO_SYNC)
 
