@@ -407,6 +407,81 @@ def trace_section(path: Path) -> list[str]:
     return lines
 
 
+def yardstick_section(path: Path) -> list[str]:
+    """Lesson 03's textbook kernels beside the same algorithms in CUDA C, one run."""
+    c = json.loads(path.read_text())
+    rows = [
+        [
+            r["kernel"],
+            f"{r['numba_ms']:.3f}",
+            r["c_kernel"],
+            f"{r['c_ms']:.3f}",
+            times(r["numba_over_c"]),
+            times(r["numba_x_memcpy"]),
+            times(r["c_x_memcpy"]),
+        ]
+        for r in c["table"]
+    ]
+    header = [
+        "Numba kernel",
+        "ms",
+        "CUDA C twin",
+        "ms",
+        "Numba / C",
+        "Numba x memcpy",
+        "C x memcpy",
+    ]
+    return [
+        f"## Textbook kernels beside CUDA C: {c['gpu']}, {c['date']}",
+        "",
+        f"`python -m gpgpu_tools.perf_run` (its `cuda_c` yardstick, built with nvcc on the GPU), "
+        f"{c['side']} x {c['side']} {c['dtype']}, {c['threads'][0]} x {c['threads'][1]} threads, "
+        f"recorded in `gpgpu_lessons/recorded/yardstick/{path.name}`; memcpy = cudaMemcpy device "
+        "to device in the same run. Rows marked clamped or whole-row are other spellings of the "
+        "same kernel (tools/gpgpu_tools/cuda_c/spellings.py).",
+        "",
+        *_table(header, rows),
+    ]
+
+
+def host_cost_section(path: Path) -> list[str]:
+    """What one call costs the host: the wrapper, its prepared launch, a bare launch, CuPy."""
+    c = json.loads(path.read_text())
+    rows = [
+        [
+            r["kernel"],
+            r["size"],
+            f"{r['elements']:,}",
+            f"{r['wrapper_us']:.1f}",
+            f"{r['prepare_us']:.1f}",
+            f"{r['launch_us']:.1f}",
+            f"{r['bare_us']:.1f}",
+            times(r["wrapper_us"] / r["bare_us"]),
+            f"{r['cupy_us']:.1f}",
+        ]
+        for r in c["host_costs"]
+    ]
+    header = [
+        "kernel",
+        "size",
+        "elements",
+        "wrapper",
+        "prepare()",
+        "prepared launch",
+        "bare launch",
+        "wrapper / bare",
+        "CuPy",
+    ]
+    return [
+        f"## What one call costs the host: {c['gpu']}",
+        "",
+        "`python -m gpgpu_tools.perf_run`, microseconds per call back to back with device arrays "
+        f"in and out, recorded in `gpgpu_lessons/recorded/perf/{path.name}`.",
+        "",
+        *_table(header, rows),
+    ]
+
+
 def render(folder: Path | None = None) -> str:
     """docs/results.md as the records in `folder` (the package's by default) say it."""
     folder = Path(folder or results.RECORDED_DIR)
@@ -427,6 +502,10 @@ def render(folder: Path | None = None) -> str:
         parts += ["", *bench_section(bench, path, runs.get(path.stem))]
     for path in sorted((folder / "trace").glob("*.json")):
         parts += ["", *trace_section(path)]
+    for path in sorted((folder / "yardstick").glob("*.json")):
+        parts += ["", *yardstick_section(path)]
+    for path in sorted((folder / "perf").glob("*.json")):
+        parts += ["", *host_cost_section(path)]
     if not runs:
         parts += ["", "No GPU run is recorded: not measured."]
     return "\n".join(parts) + "\n"
