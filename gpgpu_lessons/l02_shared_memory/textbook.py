@@ -81,22 +81,16 @@ def mosaic_shared(src, dst, size):
     """Seed 002's second mosaic: the tile in shared memory, thread (0, 0) averages, two barriers."""
     tile = cuda.shared.array((MAX_TILE, MAX_TILE, CHANNELS), uint8)
     mean = cuda.shared.array(CHANNELS, int32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    y, x = cuda.blockIdx.y * size + ty, cuda.blockIdx.x * size + tx
-    inside = y < src.shape[0] and x < src.shape[1]
-    if inside:
-        for c in range(src.shape[2]):
-            tile[ty, tx, c] = src[y, x, c]  # every thread loads its pixel: coalesced
+    tx, ty, (x, y) = cuda.threadIdx.x, cuda.threadIdx.y, cuda.grid(2)  # the block is size x size
+    channels = src.shape[2] if y < src.shape[0] and x < src.shape[1] else 0  # 0: outside
+    for c in range(channels):
+        tile[ty, tx, c] = src[y, x, c]  # every thread loads its pixel: coalesced
     cuda.syncthreads()  # wait until the whole tile is in shared memory
-    if tx == 0 and ty == 0:
-        rows = min(size, src.shape[0] - cuda.blockIdx.y * size)
-        cols = min(size, src.shape[1] - cuda.blockIdx.x * size)
-        for c in range(src.shape[2]):
-            mean[c] = tile_mean(tile, 0, 0, rows, cols, c)
+    for c in range(src.shape[2] if tx == 0 and ty == 0 else 0):  # thread (0, 0) only
+        mean[c] = tile_mean(tile, 0, 0, min(size, src.shape[0] - y), min(size, src.shape[1] - x), c)
     cuda.syncthreads()  # wait until thread (0, 0) has written the mean
-    if inside:
-        for c in range(src.shape[2]):
-            dst[y, x, c] = mean[c]
+    for c in range(channels):
+        dst[y, x, c] = mean[c]
 
 
 @cuda.jit
@@ -104,22 +98,16 @@ def mosaic_shared_no_barrier(src, dst, size):
     """mosaic_shared without its two barriers: a data race, wrong tiles on a GPU."""
     tile = cuda.shared.array((MAX_TILE, MAX_TILE, CHANNELS), uint8)
     mean = cuda.shared.array(CHANNELS, int32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    y, x = cuda.blockIdx.y * size + ty, cuda.blockIdx.x * size + tx
-    inside = y < src.shape[0] and x < src.shape[1]
-    if inside:
-        for c in range(src.shape[2]):
-            tile[ty, tx, c] = src[y, x, c]
+    tx, ty, (x, y) = cuda.threadIdx.x, cuda.threadIdx.y, cuda.grid(2)  # the block is size x size
+    channels = src.shape[2] if y < src.shape[0] and x < src.shape[1] else 0  # 0: outside
+    for c in range(channels):
+        tile[ty, tx, c] = src[y, x, c]
     # no barrier: thread (0, 0) may sum pixels that other warps have not loaded yet
-    if tx == 0 and ty == 0:
-        rows = min(size, src.shape[0] - cuda.blockIdx.y * size)
-        cols = min(size, src.shape[1] - cuda.blockIdx.x * size)
-        for c in range(src.shape[2]):
-            mean[c] = tile_mean(tile, 0, 0, rows, cols, c)
+    for c in range(src.shape[2] if tx == 0 and ty == 0 else 0):  # thread (0, 0) only
+        mean[c] = tile_mean(tile, 0, 0, min(size, src.shape[0] - y), min(size, src.shape[1] - x), c)
     # no barrier: other threads may read mean before thread (0, 0) has written it
-    if inside:
-        for c in range(src.shape[2]):
-            dst[y, x, c] = mean[c]
+    for c in range(channels):
+        dst[y, x, c] = mean[c]
 
 
 @cuda.jit(device=True)
@@ -136,6 +124,16 @@ def tree_sum(partial, t, n, channels):
         step //= 2
 
 
+@cuda.jit(device=True)
+def strip_sum(src, x, c, first, end, step):
+    """Channel c of column x over rows first, first + step, ... below end; 0 outside the image."""
+    total = int32(0)
+    if x < src.shape[1]:
+        for y in range(first, end, step):  # a warp reads along a row
+            total += src[y, x, c]
+    return total
+
+
 @cuda.jit
 def mosaic_shared_parallel(src, dst, size):
     """All threads sum the tile: each a strip of its column, then a tree in shared memory."""
@@ -143,19 +141,14 @@ def mosaic_shared_parallel(src, dst, size):
     tx, ty, step = cuda.threadIdx.x, cuda.threadIdx.y, cuda.blockDim.y
     y0, x = cuda.blockIdx.y * size, cuda.blockIdx.x * size + tx
     rows, cols = min(size, src.shape[0] - y0), min(size, src.shape[1] - cuda.blockIdx.x * size)
-    for c in range(src.shape[2]):
-        total = int32(0)
-        if x < src.shape[1]:
-            for j in range(ty, rows, step):  # rows ty, ty + step, ...: a warp reads along a row
-                total += src[y0 + j, x, c]
-        partial[c, ty * size + tx] = total  # threads outside the image add 0
+    for c in range(src.shape[2]):  # rows ty, ty + step, ... of the tile
+        partial[c, ty * size + tx] = strip_sum(src, x, c, y0 + ty, y0 + rows, step)
     cuda.syncthreads()
     tree_sum(partial, ty * size + tx, size * step, src.shape[2])
-    if x < src.shape[1]:
-        for c in range(src.shape[2]):
-            mean = (partial[c, 0] + rows * cols // 2) // (rows * cols)
-            for j in range(ty, rows, step):
-                dst[y0 + j, x, c] = mean
+    for c in range(src.shape[2] if x < src.shape[1] else 0):
+        mean = (partial[c, 0] + rows * cols // 2) // (rows * cols)
+        for j in range(ty, rows, step):
+            dst[y0 + j, x, c] = mean
 
 
 # ---- wrappers --------------------------------------------------------------------------------

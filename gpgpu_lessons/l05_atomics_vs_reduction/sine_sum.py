@@ -60,12 +60,22 @@ def sine_sum_atomic_blocks(mag, freq, phi, out):
         cuda.atomic.add(out, (y, x), seed_wave(mag, freq, phi, tid + done, y * width + x, width))
 
 
+@cuda.jit(device=True)
+def interleaved_tree_sum(partial, tid, threads):
+    """The seed's smSum: partial[0] = sum(partial[:threads]), interleaved, divergent."""
+    s = 1
+    while s < threads:
+        if tid % (2 * s) == 0:
+            partial[tid] += partial[tid + s]
+        cuda.syncthreads()
+        s *= 2
+
+
 @cuda.jit
 def sine_sum_block_tree(mag, freq, phi, offset, out):
     """Seed 2-2 and 3: one block per element; per chunk of waves a tree, then out += its sum."""
     partial = cuda.shared.array(SEED_THREADS, float32)
-    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
-    width = out.shape[1]
+    tid, threads, width = cuda.threadIdx.x, cuda.blockDim.x, out.shape[1]
     idx = offset + cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x
     if idx >= out.size:
         return  # the whole block leaves together
@@ -73,12 +83,7 @@ def sine_sum_block_tree(mag, freq, phi, offset, out):
         i = tid + done
         partial[tid] = seed_wave(mag, freq, phi, i, idx, width) if i < mag.size else float32(0)
         cuda.syncthreads()
-        s = 1
-        while s < threads:  # the seed's smSum: interleaved, divergent
-            if tid % (2 * s) == 0:
-                partial[tid] += partial[tid + s]
-            cuda.syncthreads()
-            s *= 2
+        interleaved_tree_sum(partial, tid, threads)
         if tid == 0:
             out[idx // width, idx % width] += partial[0]
 

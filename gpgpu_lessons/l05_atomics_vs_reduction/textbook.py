@@ -81,16 +81,22 @@ def sum_sequential(a, partials):
         partials[cuda.blockIdx.x] = partial[0]
 
 
+@cuda.jit(device=True)
+def load_two(a):
+    """Thread tid of block b: a[i] + a[i + BLOCK], i = b * 2 * BLOCK + tid (0 past the end)."""
+    i = cuda.blockIdx.x * (2 * BLOCK) + cuda.threadIdx.x
+    value = a[i] if i < a.size else float32(0)
+    if i + BLOCK < a.size:
+        value += a[i + BLOCK]
+    return value
+
+
 @cuda.jit
 def sum_first_add_during_load(a, partials):
     """Rung 5: each thread loads two elements and adds them: half the blocks, no idle first step."""
     partial = cuda.shared.array(BLOCK, float32)
     tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * (2 * BLOCK) + tid
-    value = a[i] if i < a.size else float32(0)
-    if i + BLOCK < a.size:
-        value += a[i + BLOCK]
-    partial[tid] = value
+    partial[tid] = load_two(a)  # the first step of the tree, done while loading
     cuda.syncthreads()
     s = BLOCK // 2
     while s > 0:
@@ -105,15 +111,9 @@ def sum_first_add_during_load(a, partials):
 @cuda.jit
 def sum_warp_shuffle_finish(a, partials):
     """Rung 6: as rung 5 down to 64 values, then one warp adds them with shuffles: no barriers."""
-    partial = cuda.shared.array(BLOCK, float32)
-    tid = cuda.threadIdx.x
-    i = cuda.blockIdx.x * (2 * BLOCK) + tid
-    value = a[i] if i < a.size else float32(0)
-    if i + BLOCK < a.size:
-        value += a[i + BLOCK]
-    partial[tid] = value
+    partial, tid, s = cuda.shared.array(BLOCK, float32), cuda.threadIdx.x, BLOCK // 2
+    partial[tid] = load_two(a)
     cuda.syncthreads()
-    s = BLOCK // 2
     while s >= 64:
         if tid < s:
             partial[tid] += partial[tid + s]
