@@ -23,6 +23,7 @@ WAVEFRONT_BYTES = BANKS * BANK_BYTES  # one shared-memory wavefront serves at mo
 SECTOR_BYTES = 32  # the unit global memory moves through L1/L2
 LINE_BYTES = 128  # a cache line: four sectors
 MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)  # threads along x, y and z of a block
 MAX_GRID_X = 2**31 - 1  # blocks along x
 MAX_GRID_YZ = 65535  # blocks along y and z
 STATIC_SHARED_MEMORY_BYTES = 48 * 1024  # what one block may declare statically

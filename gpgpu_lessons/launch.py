@@ -25,6 +25,7 @@ from numba import cuda
 
 from . import runtime
 from .hardware import (  # the limits the checks enforce (still importable from launch)
+    MAX_BLOCK_DIMS,
     MAX_GRID_X,
     MAX_GRID_YZ,
     MAX_THREADS_PER_BLOCK,
@@ -57,7 +58,24 @@ def block_shape(block, *, name: str = "block") -> tuple[int, ...]:
             f"a block of {block} has {count} threads; CUDA allows at most "
             f"{MAX_THREADS_PER_BLOCK} per block: use fewer threads per block"
         )
+    for axis, d, most in zip("xyz", dims, MAX_BLOCK_DIMS):
+        if d > most:
+            raise ValueError(
+                f"a block of {block} has {d} threads along {axis}; CUDA allows at most {most}: "
+                f"use fewer threads along {axis}"
+            )
     return dims
+
+
+def grid_blocks(blocks, name: str = "blocks") -> int:
+    """Check the block count of a 1-D grid (an int from 1 to CUDA's limit along x) and return it."""
+    blocks = positive_int(blocks, name)
+    if blocks > MAX_GRID_X:
+        raise ValueError(
+            f"{name}={blocks} is more than CUDA's {MAX_GRID_X} blocks along x: launch fewer "
+            "blocks (a grid-stride loop covers any size with a grid that fills the GPU)"
+        )
+    return blocks
 
 
 def block_1d(block) -> int:

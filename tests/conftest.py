@@ -24,6 +24,7 @@ SLOWEST_FIRST = (
     "tests/trace/test_trace_vs_gpu.py",  # 45 s in 2 tests
     "tests/lessons/test_l03_banks.py",  # 45 s
     "tests/exercises/test_export.py",  # 150 s: otter assign and otter run, end to end
+    "tests/exercises/test_export_nbgrader.py",  # 90 s: nbgrader autograde, end to end
     "tests/exercises/test_wrong_answers.py",  # 40 s
     "tests/exercises/test_graders.py",  # 15 s
     "tests/lessons/test_l03_bank_conflicts.py",  # 35 s

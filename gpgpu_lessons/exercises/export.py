@@ -122,9 +122,10 @@ def otter_notebook(lesson) -> dict:
 def nbgrader_notebook(lesson) -> dict:
     """A lesson's exercises as an nbgrader source notebook (`nbgrader generate_assignment` input).
 
-    The skeleton is what the student gets: in the solution cell, the reference solution sits in a
-    `### BEGIN SOLUTION` region, the skeleton after it in a string that nbgrader's release leaves
-    (the region is replaced by the course's code stub, which docs/grading.md sets to nothing)."""
+    The skeleton is what the student gets: the answer cell holds the skeleton, then the reference
+    solution in a `### BEGIN SOLUTION` region, which redefines the function (so the instructor's
+    version passes `nbgrader validate`) and which the release replaces by the course's code stub
+    (nothing: `nbgrader_config.py`), leaving the skeleton."""
     key = str(lesson).zfill(2)
 
     def nbgrader(grade_id, *, solution=False, grade=False, locked=False, points=None):
@@ -151,10 +152,10 @@ def nbgrader_notebook(lesson) -> dict:
             _cell("markdown", statement, **nbgrader(f"{name}_statement", locked=True)),
             _cell(
                 "code",
-                "### BEGIN SOLUTION\n"
+                exercise.skeleton
+                + "\n### BEGIN SOLUTION\n"
                 + _solution(exercise)
-                + "### END SOLUTION\n"
-                + _nbgrader_skeleton(exercise),
+                + "### END SOLUTION\n",
                 **nbgrader(f"{name}_answer", solution=True),
             ),
             _cell(
@@ -164,13 +165,6 @@ def nbgrader_notebook(lesson) -> dict:
             ),
         ]
     return _notebook(cells)
-
-
-def _nbgrader_skeleton(exercise: registry.Exercise) -> str:
-    """The skeleton, after the solution region: what the student's cell keeps once nbgrader's
-    release removes the region (in the instructor's version it redefines the function: the
-    source notebook is for generate_assignment, not for running)."""
-    return "### SKELETON\n" + exercise.skeleton
 
 
 NBGRADER_CONFIG = """\

@@ -77,7 +77,7 @@ def fresh_kernel(kernel):
 @launch.op
 def launch_empty(blocks: int = 1, block=1):
     """Launch the empty kernel: the cost of a launch and nothing else."""
-    return launch.single(empty, launch.positive_int(blocks, "blocks"), launch.block_shape(block))
+    return launch.single(empty, launch.grid_blocks(blocks), launch.block_shape(block))
 
 
 @launch.op

@@ -61,6 +61,12 @@ def fft2_by_transposes(a, xp=np):
     The row FFTs come from `xp` (NumPy on the host, or CuPy on the GPU); the transposes are
     ours (fast.transpose), each complex64 value moved as one 8-byte word.
     """
+    if a is None or np.ndim(a) != 2 or 0 in np.shape(a):
+        got = "None" if a is None else f"shape {np.shape(a)}"
+        raise ValueError(
+            f"a must be a non-empty 2-D array (rows x columns), got {got}: for a 1-D signal "
+            "use xp.fft.fft, or make it one row with a[None, :]"
+        )
     rows = xp.fft.fft(xp.asarray(a, dtype=xp.complex64), axis=1).astype(xp.complex64)
     rows = xp.fft.fft(xp.asarray(transpose(rows)), axis=1).astype(xp.complex64)
     return xp.asarray(transpose(rows))
