@@ -41,7 +41,7 @@ def wide_constant(a):
 
 @cuda.jit(device=True)
 def scratch_sum(a):
-    scratch = cuda.local.array(2 * B, float32)
+    scratch = cuda.local.array(2 * B, float32)  # wrong on purpose: expression shape
     scratch[0] = a[0]
     return scratch[0]
 
@@ -59,7 +59,7 @@ def sized_by_a_parameter(a, n):
 
 @cuda.jit
 def sized_by_the_block(a):
-    tile = cuda.shared.array((cuda.blockDim.x, B), float32)
+    tile = cuda.shared.array((cuda.blockDim.x, B), float32)  # wrong on purpose: expression shape
     tile[0, 0] = a[0]
 
 
