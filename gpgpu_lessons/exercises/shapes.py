@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
+import tokenize
 from collections.abc import Iterator
 
 _SPACES = ("shared", "local")
@@ -154,6 +156,20 @@ def _device_functions(function, tree: ast.AST) -> list:
     return found
 
 
+def _source_lines(function) -> tuple[list[str], int]:
+    """The function's source lines and the number of the first, read as the grader reads lines
+    (linecache: a notebook cell's too), without `inspect.getsourcelines`' search of every
+    loaded module for the file."""
+    code = function.__code__
+    lines = linecache.getlines(code.co_filename, function.__globals__)
+    if not lines or code.co_firstlineno > len(lines):
+        return [], 0
+    try:
+        return inspect.getblock(lines[code.co_firstlineno - 1 :]), code.co_firstlineno
+    except (IndexError, SyntaxError, tokenize.TokenError):
+        return [], 0
+
+
 def refused(kernel) -> str | None:
     """The message for the first shape a GPU cannot compile in the kernel (or a device function
     it calls), or None when every shape is an integer or a module-level name."""
@@ -163,9 +179,8 @@ def refused(kernel) -> str | None:
         if function in seen or not inspect.isfunction(function):
             continue
         seen.add(function)
-        try:
-            lines, first = inspect.getsourcelines(function)
-        except (OSError, TypeError):
+        lines, first = _source_lines(function)
+        if not lines:
             continue
         source = textwrap.dedent("".join(lines))
         try:
