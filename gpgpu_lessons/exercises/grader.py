@@ -1,7 +1,8 @@
 """Grade one attempt: check the call, run the kernel on the cases, trace it, and say what happened.
 
 Order of the questions, each answered in plain words (the first failing one ends the grading):
-1. is it a kernel with the right parameters (a bad call raises TypeError with the fix);
+1. is it a kernel with the right parameters (a bad call raises TypeError with the fix), whose
+   shared and local array shapes a GPU can compile (`shapes`);
 2. does it run (out of bounds, a crash, a stuck warp: which thread, which line); on a GPU each
    launch is rehearsed on the simulator first (`rehearsal`), so that an index out of bounds is
    reported before it can take the GPU down;
@@ -21,7 +22,7 @@ import linecache
 import numpy as np
 
 from .. import runtime
-from . import checks, progress_file, registry, rehearsal, report, running, tracing
+from . import checks, progress_file, registry, rehearsal, report, running, shapes, tracing
 
 
 class GradingError(TypeError):
@@ -217,6 +218,9 @@ def on_gpu() -> bool:
 
 
 def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -> report.Report:
+    refused = shapes.refused(fn)  # what a GPU cannot compile fails in the simulator too
+    if refused is not None:
+        return _fail(result, refused, "shape")
     gpu = on_gpu()
     cases = exercise.cases(rng, not runtime.is_simulator())
     traced = cases[exercise.trace_case]

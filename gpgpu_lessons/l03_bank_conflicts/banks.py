@@ -42,7 +42,7 @@ RATIOS = {
 }
 
 # Seed 003's worked example: the padded transpose on 4 x 4 tiles of an 8 x 8 matrix (4 x 5 slots)
-SEED_003 = specialise(textbook.transpose_padded, "transpose_padded_4x4", TILE=4, ROWS=4)
+SEED_003 = specialise(textbook.transpose_padded, "transpose_padded_4x4", TILE=4, ROWS=4, PADDED=5)
 
 
 def launch_step(wrapper, shape=(SIDE, SIDE), dtype=np.float32) -> launch.Step:

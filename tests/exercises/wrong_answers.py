@@ -15,6 +15,10 @@ B = 64
 TILE, ROWS = 32, 8
 T = 8
 HALO = 10
+WIDE = B + 2  # shapes are module constants: a GPU compiles no expression in the call
+CELLS = T * T
+PADDED = TILE + 1
+PAIRS = 2 * B
 BINS = 16
 COEFFS = np.array([0.5, -1.25, 0.75, 2.0, -0.5, 0.125, 0.0625], np.float32)
 TAPS = np.array([1, 4, 6, 4, 1], np.float32) / 16
@@ -241,7 +245,7 @@ def block_reverse_global(a, out):
 
 @cuda.jit
 def smooth_no_halo(a, out):
-    tile = cuda.shared.array(B + 2, float32)
+    tile = cuda.shared.array(WIDE, float32)
     t = cuda.threadIdx.x
     i = cuda.blockIdx.x * B + t
     n = a.size
@@ -262,7 +266,7 @@ def smooth_global(a, out):
 
 @cuda.jit
 def mosaic_barrier_in_branch(image, out):
-    total = cuda.shared.array(T * T, float32)
+    total = cuda.shared.array(CELLS, float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x, y = cuda.grid(2)
     h, w = image.shape
@@ -284,7 +288,7 @@ def mosaic_barrier_in_branch(image, out):
 
 @cuda.jit
 def mosaic_divides_by_64(image, out):
-    total = cuda.shared.array(T * T, float32)
+    total = cuda.shared.array(CELLS, float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x, y = cuda.grid(2)
     h, w = image.shape
@@ -390,7 +394,7 @@ def transpose_unpadded(a, out):
 
 @cuda.jit
 def transpose_no_barrier(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -405,7 +409,7 @@ def transpose_no_barrier(a, out):
 
 @cuda.jit
 def pairs_interleaved(points, out):
-    pts = cuda.shared.array(2 * B, float32)
+    pts = cuda.shared.array(PAIRS, float32)
     t = cuda.threadIdx.x
     start = cuda.blockIdx.x * B
     m = min(B, points.shape[0] - start)
@@ -489,7 +493,7 @@ def rotate_unpadded(a, out):
 
 @cuda.jit
 def rotate_as_transpose(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -946,7 +950,7 @@ def split_no_bounds(points, xs, ys, zs):
 
 @cuda.jit
 def smooth_no_barrier(a, out):
-    tile = cuda.shared.array(B + 2, float32)
+    tile = cuda.shared.array(WIDE, float32)
     t = cuda.threadIdx.x
     start = cuda.blockIdx.x * B
     i = start + t
@@ -963,7 +967,7 @@ def smooth_no_barrier(a, out):
 
 @cuda.jit
 def mosaic_no_tree_barrier(image, out):
-    total = cuda.shared.array(T * T, float32)
+    total = cuda.shared.array(CELLS, float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     x, y = cuda.grid(2)
     h, w = image.shape
@@ -1004,7 +1008,7 @@ def blur_tile_unclamped(image, out):
 
 @cuda.jit
 def transpose_write_bounds_of_a(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -1053,7 +1057,7 @@ def sums_garbage_tail(a, sums):
 
 @cuda.jit
 def rotate_no_barrier(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -1123,7 +1127,7 @@ def scan_one_barrier(a, out):
 
 @cuda.jit
 def transpose_reads_tile_by_rows(a, out):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -1242,6 +1246,238 @@ def compact_greater_equal(x, threshold, out, count):
     base = cuda.shfl_sync(FULL, base, 0)
     if keep:
         out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]
+
+
+# --- shapes written as expressions: the simulator runs them, a GPU does not compile them ------
+# (each kernel is right otherwise; the grader refuses the shape before running anything)
+
+
+@cuda.jit
+def block_reverse_two_warps(a, out):
+    tile = cuda.shared.array(2 * 32, float32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    start = cuda.blockIdx.x * B
+    m = min(B, a.size - start)
+    if t < m:
+        tile[t] = a[start + t]
+    cuda.syncthreads()
+    if t < m:
+        out[start + t] = tile[m - 1 - t]
+
+
+@cuda.jit
+def smooth_halo_expression(a, out):
+    tile = cuda.shared.array(B + 2, float32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    start = cuda.blockIdx.x * B
+    i, n = start + t, a.size
+    m = min(B, n - start)
+    if t < m:
+        tile[t + 1] = a[i]
+    if t == 0:
+        tile[0] = a[max(i - 1, 0)]
+    if t == m - 1:
+        tile[m + 1] = a[min(i + 1, n - 1)]
+    cuda.syncthreads()
+    if t < m:
+        out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3
+
+
+@cuda.jit
+def mosaic_cells_expression(image, out):
+    total = cuda.shared.array(T * T, float32)  # wrong on purpose: expression shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x, y = cuda.grid(2)
+    h, w = image.shape
+    tid = ty * T + tx
+    inside = y < h and x < w
+    total[tid] = image[y, x] if inside else 0
+    cuda.syncthreads()
+    step = CELLS // 2
+    while step > 0:
+        if tid < step:
+            total[tid] += total[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    rows, columns = min(T, h - cuda.blockIdx.y * T), min(T, w - cuda.blockIdx.x * T)
+    if inside:
+        out[y, x] = total[0] / (rows * columns)
+
+
+@cuda.jit
+def blur_halo_expression(image, out):
+    tile = cuda.shared.array((T + 2, T + 2), float32)  # wrong on purpose: expression shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x0, y0 = cuda.blockIdx.x * T - 1, cuda.blockIdx.y * T - 1
+    h, w = image.shape
+    k = ty * T + tx
+    while k < HALO * HALO:
+        r, c = k // HALO, k % HALO
+        tile[r, c] = image[min(max(y0 + r, 0), h - 1), min(max(x0 + c, 0), w - 1)]
+        k += T * T
+    cuda.syncthreads()
+    y, x = y0 + 1 + ty, x0 + 1 + tx
+    if y < h and x < w:
+        total = float32(0)
+        for dy in range(3):
+            for dx in range(3):
+                total += tile[ty + dy, tx + dx]
+        out[y, x] = total / 9
+
+
+@cuda.jit
+def scan_double_buffer_expression(a, out):
+    sums = cuda.shared.array(2 * B, int32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * B + t
+    sums[t] = a[i] if i < a.size else 0
+    cuda.syncthreads()
+    d, src = 1, 0
+    while d < B:
+        dst = B - src
+        sums[dst + t] = sums[src + t] + (sums[src + t - d] if t >= d else 0)
+        cuda.syncthreads()
+        d, src = 2 * d, dst
+    if i < a.size:
+        out[i] = sums[src + t]
+
+
+@cuda.jit
+def transpose_padded_expression(a, out):
+    tile = cuda.shared.array((TILE, TILE + 1), float32)  # wrong on purpose: expression shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    h, w = a.shape
+    x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < h and x < w:
+            tile[ty + k, tx] = a[y + k, x]
+    cuda.syncthreads()
+    x, y = cuda.blockIdx.y * TILE + tx, cuda.blockIdx.x * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < w and x < h:
+            out[y + k, x] = tile[tx, ty + k]
+
+
+@cuda.jit
+def pairs_halves_expression(points, out):
+    xy = cuda.shared.array(2 * B, float32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    start = cuda.blockIdx.x * B
+    m = min(B, points.shape[0] - start)
+    if t < m:
+        xy[t] = points[start + t, 0]
+        xy[B + t] = points[start + t, 1]
+    cuda.syncthreads()
+    if t < m:
+        dx = xy[t] - xy[m - 1 - t]
+        dy = xy[B + t] - xy[B + m - 1 - t]
+        out[start + t] = math.sqrt(dx * dx + dy * dy)
+
+
+@cuda.jit
+def sums_square_expression(a, sums):
+    buf = cuda.shared.array(T * T, float32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    i = cuda.blockIdx.x * B + t
+    buf[t] = a[i] if i < a.size else 0
+    cuda.syncthreads()
+    s = B // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        sums[cuda.blockIdx.x] = buf[0]
+
+
+@cuda.jit
+def rotate_padded_expression(a, out):
+    tile = cuda.shared.array((TILE, TILE + 1), float32)  # wrong on purpose: expression shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    h, w = a.shape
+    x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
+    for k in range(0, TILE, ROWS):
+        if y + k < h and x < w:
+            tile[ty + k, tx] = a[y + k, x]
+    cuda.syncthreads()
+    j = cuda.blockIdx.y * TILE + tx
+    for k in range(0, TILE, ROWS):
+        c = cuda.blockIdx.x * TILE + ty + k
+        if c < w and j < h:
+            out[w - 1 - c, j] = tile[tx, ty + k]
+
+
+@cuda.jit
+def matmul_flat_tiles_expression(a, b, c):
+    sa = cuda.shared.array(T * T, float32)  # wrong on purpose: expression shape
+    sb = cuda.shared.array(T * T, float32)  # wrong on purpose: expression shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    col, row = cuda.grid(2)
+    m, k = a.shape
+    n = b.shape[1]
+    acc = float32(0)
+    for start in range(0, k, T):
+        sa[ty * T + tx] = a[row, start + tx] if row < m and start + tx < k else 0
+        sb[ty * T + tx] = b[start + ty, col] if start + ty < k and col < n else 0
+        cuda.syncthreads()
+        for j in range(T):
+            acc += sa[ty * T + j] * sb[j * T + tx]
+        cuda.syncthreads()
+    if row < m and col < n:
+        c[row, col] = acc
+
+
+@cuda.jit
+def sharpen_halo_expression(image, out):
+    tile = cuda.shared.array((T + 2, T + 2), float32)  # wrong on purpose: expression shape
+    weights = cuda.const.array_like(SHARPEN)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x0, y0 = cuda.blockIdx.x * T - 1, cuda.blockIdx.y * T - 1
+    h, w = image.shape
+    k = ty * T + tx
+    while k < HALO * HALO:
+        r, c = k // HALO, k % HALO
+        tile[r, c] = image[min(max(y0 + r, 0), h - 1), min(max(x0 + c, 0), w - 1)]
+        k += T * T
+    cuda.syncthreads()
+    y, x = y0 + 1 + ty, x0 + 1 + tx
+    if y < h and x < w:
+        acc = float32(0)
+        for dy in range(3):
+            for dx in range(3):
+                acc += weights[dy, dx] * tile[ty + dy, tx + dx]
+        out[y, x] = acc
+
+
+@cuda.jit
+def histogram_bins_expression(values, bins):
+    local = cuda.shared.array(256 // 16, int32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    for j in range(cuda.grid(1), values.size, cuda.gridsize(1)):
+        cuda.atomic.add(local, values[j] >> 4, 1)
+    cuda.syncthreads()
+    if t < BINS:
+        cuda.atomic.add(bins, t, local[t])
+
+
+@cuda.jit
+def dot_warp_partials_expression(x, y, out):
+    partial = cuda.shared.array(B // 32, float32)  # wrong on purpose: expression shape
+    t = cuda.threadIdx.x
+    acc = float32(0)
+    for j in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        acc += x[j] * y[j]
+    for offset in (16, 8, 4, 2, 1):
+        acc += cuda.shfl_down_sync(FULL, acc, offset)
+    if t % 32 == 0:
+        partial[t // 32] = acc
+    cuda.syncthreads()
+    if t == 0:
+        cuda.atomic.add(out, 0, partial[0] + partial[1])
 
 
 # --- the wrong answers and what the grader must say --------------------------------------------
@@ -1395,6 +1631,27 @@ WRONG = [
 
 # Races between blocks: the simulator runs blocks one after another, so the values come out
 # right; only the tracer's race-between-blocks hazard (the trace helper's branch) rejects them.
+# Shapes a GPU cannot compile, one per exercise with shared memory: the same message for each.
+SHAPE = r"line \d+: `cuda\.shared\.array\(.*\)`: a shared array's size must be a constant Numba"
+WRONG += [
+    (exercise_id, kernel, {"shape"}, SHAPE)
+    for exercise_id, kernel in [
+        ("02.1", block_reverse_two_warps),
+        ("02.2", smooth_halo_expression),
+        ("02.3", mosaic_cells_expression),
+        ("02.4", blur_halo_expression),
+        ("02.5", scan_double_buffer_expression),
+        ("03.1", transpose_padded_expression),
+        ("03.2", pairs_halves_expression),
+        ("03.3", sums_square_expression),
+        ("03.4", rotate_padded_expression),
+        ("03.5", matmul_flat_tiles_expression),
+        ("04.5", sharpen_halo_expression),
+        ("05.4", histogram_bins_expression),
+        ("05.5", dot_warp_partials_expression),
+    ]
+]
+
 BETWEEN_BLOCKS = [
     ("05.4", histogram_plain_merge, {"race between blocks"}, r"(?i)between blocks"),
     ("05.5", dot_plain_merge, {"race between blocks"}, r"(?i)between blocks"),

@@ -18,6 +18,8 @@ from gpgpu_lessons.trace import TraceError, UnsupportedError, model, trace_kerne
 
 TILE = 32
 ROWS = 8
+PADDED = TILE + 1  # shapes are constants: a GPU compiles no expression in the call
+CELLS = TILE * TILE
 N = 64
 LUT = np.arange(64, dtype=np.float32)
 
@@ -124,7 +126,7 @@ def column_read(out):
 @cuda.jit
 def column_read_padded(out):
     """The same with a padding column: lane i reads bank (i + c) % 32."""
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, PADDED), float32)
     x, y = cuda.threadIdx.x, cuda.threadIdx.y
     for j in range(0, TILE, ROWS):
         tile[y + j, x] = x + y + j
@@ -151,7 +153,7 @@ def test_tile_column_read_32_way_unless_padded(kernel, ways):
 @cuda.jit
 def f64_reads(out, stride):
     """Lane i reads tile[i * stride] of a float64 array: 8-byte lanes."""
-    tile = cuda.shared.array(TILE * TILE, float64)
+    tile = cuda.shared.array(CELLS, float64)
     i = cuda.threadIdx.x
     for j in range(TILE):
         tile[i * TILE + j] = j
@@ -268,7 +270,7 @@ def _transpose_kernel(barrier):
     @cuda.jit
     def transpose(a, b):
         """Tiled transpose of one 32 x 32 tile, with or without its barrier."""
-        tile = cuda.shared.array((TILE, TILE + 1), float32)
+        tile = cuda.shared.array((TILE, PADDED), float32)
         x, y = cuda.threadIdx.x, cuda.threadIdx.y
         for j in range(0, TILE, ROWS):
             tile[y + j, x] = a[y + j, x]

@@ -21,13 +21,13 @@ from numba import cuda, float32, float64, uint32
 from gpgpu_lessons import runtime
 from gpgpu_lessons.device import vector
 
-TILE = 32
-ROWS = 8
+TILE, ROWS = 32, 8
 MM_TILE = 16
 RADIUS = 3
 BLOCK = 256
 BINS = 256
 LUT = np.linspace(0, 1, 256).astype(np.float32)
+CELLS, HALO_BLOCK, QUADS = TILE * TILE, BLOCK + 2 * RADIUS, 4 * TILE  # shapes: constants
 
 # line info lets compute-sanitizer name the source lines of a hazard (not in the simulator)
 jit = cuda.jit if runtime.is_simulator() else functools.partial(cuda.jit, lineinfo=True)
@@ -133,10 +133,10 @@ def verify_transpose_naive(a, b):
         b[x, y + j] = a[y + j, x]
 
 
-def _transpose(pad: int, barrier: bool, name: str):
+def _transpose(width: int, barrier: bool, name: str):
     @_named(name)
     def transpose(a, b):
-        tile = cuda.shared.array((TILE, TILE + pad), float32)
+        tile = cuda.shared.array((TILE, width), float32)
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
         for j in range(0, TILE, ROWS):
@@ -150,15 +150,15 @@ def _transpose(pad: int, barrier: bool, name: str):
     return transpose
 
 
-verify_transpose_tiled = _transpose(0, True, "verify_transpose_tiled")
-verify_transpose_padded = _transpose(1, True, "verify_transpose_padded")
-verify_race_transpose = _transpose(1, False, "verify_race_transpose")
+verify_transpose_tiled = _transpose(TILE, True, "verify_transpose_tiled")
+verify_transpose_padded = _transpose(TILE + 1, True, "verify_transpose_padded")
+verify_race_transpose = _transpose(TILE + 1, False, "verify_race_transpose")
 
 
 def _f64_read(stride: int, name: str):
     @_named(name)
     def read(out):
-        tile = cuda.shared.array(TILE * TILE, float64)
+        tile = cuda.shared.array(CELLS, float64)
         i = cuda.threadIdx.x
         for j in range(TILE):
             tile[j * TILE + i] = i + j
@@ -224,7 +224,7 @@ def verify_reduce_interleaved(a, out):
 @jit
 def verify_stencil(a, out):
     """out[i] = sum of a[i - RADIUS .. i + RADIUS] through a shared tile with a halo."""
-    s = cuda.shared.array(BLOCK + 2 * RADIUS, float32)
+    s = cuda.shared.array(HALO_BLOCK, float32)
     i = cuda.grid(1)
     t = cuda.threadIdx.x + RADIUS
     s[t] = a[i + RADIUS]
@@ -392,7 +392,7 @@ verify_barrier = _branch_barrier(False, "verify_barrier")
 @jit
 def verify_f64_half_warp_conflict(out):
     """Each half-warp reads doubles 0-7 and 16-23 (or 8-15 and 24-31): 2-way inside each half."""
-    tile = cuda.shared.array(TILE * TILE, float64)
+    tile = cuda.shared.array(CELLS, float64)
     i = cuda.threadIdx.x
     for j in range(TILE):
         tile[j * TILE + i] = i + j
@@ -403,7 +403,7 @@ def verify_f64_half_warp_conflict(out):
 @jit
 def verify_f64_halves_same(out):
     """Both half-warps read the same 16 doubles: one 128-byte pass each."""
-    tile = cuda.shared.array(TILE * TILE, float64)
+    tile = cuda.shared.array(CELLS, float64)
     i = cuda.threadIdx.x
     for j in range(TILE):
         tile[j * TILE + i] = i + j
@@ -414,7 +414,7 @@ def verify_f64_halves_same(out):
 @jit
 def verify_f32x4_quarters_same(out):
     """Every quarter-warp reads the same 8 float32x4 (one 16-byte access per lane)."""
-    tile = cuda.shared.array(4 * TILE, float32)
+    tile = cuda.shared.array(QUADS, float32)
     i = cuda.threadIdx.x
     for j in range(4):
         tile[j * TILE + i] = i + j
