@@ -1667,6 +1667,8 @@ def _name(item):
 ON_A_GPU = {
     "01.2-difference_backwards": ({"values"}, r"Wrong values in `out` for n = 2"),
     "04.2-blur_unclamped": ({"out of bounds"}, r"index 37 is out of bounds for axis 1"),
+    # the GPU's rehearsal counts the stores first: 32 lanes store each warp's sum (H100 run)
+    "05.2-warp_sums_every_lane_writes": ({"written twice"}, r"written more than once .* 32 stores"),
 }
 
 
