@@ -398,6 +398,8 @@ def trace_section(path: Path) -> list[str]:
     else:
         lines.append(f"- Nsight Compute: {len(ncu)} counters on {len(cases)} small kernels.")
     races = record["races"]
+    if not races:
+        return lines + ["- compute-sanitizer's racecheck: not run on this GPU."]
     flagged = [r["case"] for r in races if r["racecheck"]]
     line = f"- compute-sanitizer's racecheck flags {len(flagged)} of {len(races)} kernels"
     if all("tracer" in r for r in races):
