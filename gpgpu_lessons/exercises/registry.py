@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,6 @@ class Exercise:
     next: str = ""
     performance: Callable[[np.random.Generator], Case] | None = None
     needs_shared: bool = False
-    extra: dict = field(default_factory=dict)
 
     @property
     def lesson(self) -> str:
