@@ -31,6 +31,7 @@ from .hardware import (  # the limits the checks enforce (still importable from 
     MAX_THREADS_PER_BLOCK,
     STATIC_SHARED_MEMORY_BYTES,
 )
+from .marshalled import marshal
 
 # ---- integers and block shapes -------------------------------------------------------------
 
@@ -333,7 +334,7 @@ class Launch:
     (returned as a Python number unless the caller gave `out=`).
     """
 
-    steps: tuple[Step, ...]
+    steps: tuple  # of Step; a kept launch on a GPU runs Marshalled steps (see _Kept)
     out: Any = None
     to_host: bool = False
     host_out: np.ndarray | None = None
@@ -382,13 +383,14 @@ def single(
 # ---- calls seen before ---------------------------------------------------------------------
 #
 # Checking the arguments and building views and grids costs more than the launch itself
-# (DeviceNDArray views, context checks: 10-150 us a call on an H200). A wrapper called again
+# (DeviceNDArray views, context checks: see recorded/perf/). A wrapper called again
 # with the same device arrays (the same objects) and the same other arguments would check
 # them and build the same launch again, so it reuses the one it built, with the caller's arrays
 # put back in. It keeps at most KEPT_CALLS launches, and holds the caller's arrays weakly: a
 # kept launch (and the views of an array it holds) goes when one of its arrays is collected.
 # Host arrays are copied to the device afresh every call, so only small inputs (a filter's
 # weights, a lookup table) are kept, by content; a call with a NumPy out= is built every time.
+# On a GPU a kept launch also skips Numba's dispatcher from its third call on (`marshalled`).
 
 KEPT_CALLS = 8  # launches a wrapper keeps for argument lists it may see again
 SMALL_HOST_ARRAY = 1024  # host inputs up to this many elements are keyed by their content
@@ -423,35 +425,51 @@ def _call_key(args, kwargs):
     return key, arrays
 
 
-@dataclass(frozen=True, slots=True)
 class _Kept:
-    """A launch built before, with slots where this call's device arrays go."""
+    """A launch built before, with slots where this call's device arrays go.
 
-    steps: tuple  # (kernel, grid, block, args with _Slot in place of the caller's arrays)
-    out: Any
-    to_host: bool
-    scalar: bool
-    out_given: bool
-    arrays: frozenset  # ids of the caller's arrays
+    The call key holds the ids of the caller's arrays, so a kept launch always gets the same
+    arrays back: on a GPU, its second run marshals their arguments once (`marshalled`) and every
+    later run launches with those.
+    """
 
-    @classmethod
-    def of(cls, built: Launch, arrays) -> _Kept:
+    __slots__ = ("steps", "out", "to_host", "scalar", "out_given", "arrays", "runs")
+
+    def __init__(self, built: Launch, arrays):
         slots = {id(a): _Slot(n) for n, a in enumerate(arrays)}
-        steps = tuple(
+        # (kernel, grid, block, args with _Slot in place of the caller's arrays)
+        self.steps = tuple(
             (s.kernel, s.grid, s.block, tuple(slots.get(id(a), a) for a in s.args))
             for s in built.steps
         )
-        out = slots.get(id(built.out), built.out)
-        return cls(steps, out, built.to_host, built.scalar, built.out_given, frozenset(slots))
+        self.out = slots.get(id(built.out), built.out)
+        self.to_host, self.scalar, self.out_given = built.to_host, built.scalar, built.out_given
+        self.arrays = frozenset(slots)  # ids of the caller's arrays
+        self.runs = None  # the marshalled steps; () where a step cannot be marshalled
 
     def launch(self, arrays) -> Launch:
         """The launch with this call's arrays in its slots."""
+        out = arrays[self.out.n] if type(self.out) is _Slot else self.out
+        if self.runs:
+            return Launch(self.runs, out, self.to_host, None, self.scalar, self.out_given)
         steps = tuple(
             Step(kernel, grid, block, tuple(arrays[a.n] if type(a) is _Slot else a for a in args))
             for kernel, grid, block, args in self.steps
         )
-        out = arrays[self.out.n] if type(self.out) is _Slot else self.out
+        if self.runs is None:  # not tried yet: marshal every step, or launch them as built
+            runs = tuple(marshal(s.kernel, s.grid, s.block, s.args) for s in steps)
+            self.runs = tuple(map(Marshalled, runs)) if None not in runs else ()
         return Launch(steps, out, self.to_host, None, self.scalar, self.out_given)
+
+
+@dataclass(frozen=True, slots=True)
+class Marshalled:
+    """One step of a kept launch, its arguments marshalled once (see `marshalled`)."""
+
+    launch: Any
+
+    def run(self) -> None:
+        self.launch()
 
 
 class KeptCalls:
@@ -470,7 +488,7 @@ class KeptCalls:
         built = build(*args, **kwargs)
         if key is None or not built.reusable or not self._watch(arrays):
             return built, None
-        self.entries[key] = _Kept.of(built, arrays)
+        self.entries[key] = _Kept(built, arrays)
         if len(self.entries) > KEPT_CALLS:
             self.forget(next(iter(self.entries)))  # the oldest
         return built, key

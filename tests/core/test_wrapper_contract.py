@@ -26,7 +26,7 @@ import pytest
 from numba import cuda
 
 import gpgpu_lessons
-from gpgpu_lessons import launch
+from gpgpu_lessons import launch, runtime
 from gpgpu_lessons.l02_shared_memory import reference as images
 from gpgpu_lessons.l03_bank_conflicts import applications
 from gpgpu_lessons.l04_constant_memory import filters
@@ -850,3 +850,5 @@ def test_a_repeated_call_reuses_its_kept_launch(name, rng):
     assert case.call(wrapper, d_arrays, out=refill(out, want_new)) is out
     assert set(wrapper.kept.entries) == kept
     check(out, want_new)
+    if runtime.MODE == runtime.GPU:  # that call launched with the arguments marshalled once
+        assert all(wrapper.kept.entries[key].runs for key in kept - before), "not marshalled"
