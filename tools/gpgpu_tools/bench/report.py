@@ -304,8 +304,27 @@ def _family_line(bench: Bench, name: str) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f}"
 
 
+def scored_by_cupy() -> str:
+    """'sum, dot: x CuPy from 2^25 elements': the families without a copy target."""
+    found = [f for f in FAMILIES.values() if f.of_copy is None and f.of_cupy is not None]
+    if not found:
+        return ""
+    starts = {f.cupy_from for f in found}
+    start = f" from {shape_text((starts.pop(),))} elements" if len(starts) == 1 else ""
+    return f" ({', '.join(f.name for f in found)}: x CuPy{start})"
+
+
+def _smallest_cost(bench: Bench, name: str) -> str:
+    """A family's host cost at its smallest size, over a bare launch's, in one run."""
+    cost = min(
+        (c for c in bench.host_costs if c.family == name), key=lambda c: c.elements, default=None
+    )
+    return "-" if cost is None else f"{cost.ratio:.2f}x bare"
+
+
 def comparison(current: Bench | None, recorded: list[Bench]) -> str:
-    """This run beside the recorded GPUs: each family's worst / median score, sums' crossover."""
+    """This run beside the recorded GPUs: each family's worst / median score, the sums'
+    crossover, and each family's host cost where a run measured it."""
     runs = ([("this run", current)] if current is not None else []) + [
         (f"{b.gpu} ({b.date}, {b.sizes})", b) for b in recorded
     ]
@@ -314,8 +333,8 @@ def comparison(current: Bench | None, recorded: list[Bench]) -> str:
     names = list(dict.fromkeys(n for _, b in runs for n in b.families))
     width = max(24, *(len(title) + 2 for title, _ in runs))
     lines = [
-        "Comparison with the recorded GPUs: worst / median over the sweep of x copy "
-        "(sum, dot: x CuPy from 2^25 elements)",
+        "Comparison with the recorded GPUs: worst / median over the sweep of x copy"
+        + scored_by_cupy(),
         f"  {'family':22}" + "".join(f"{title:>{width}}" for title, _ in runs),
     ]
     for name in names:
@@ -326,14 +345,8 @@ def comparison(current: Bench | None, recorded: list[Bench]) -> str:
                 n = crossover(b, name)
                 cells.append("-" if n is None else shape_text((n,)))
             lines.append(f"  {name + ' crossover':22}" + "".join(f"{c:>{width}}" for c in cells))
-            cells = []
-            for _, b in runs:
-                cost = min(
-                    (c for c in b.host_costs if c.family == name),
-                    key=lambda c: c.elements,
-                    default=None,
-                )
-                cells.append("-" if cost is None else f"{cost.ratio:.2f}x bare")
+        if any(c.family == name for _, b in runs for c in b.host_costs):
+            cells = [_smallest_cost(b, name) for _, b in runs]
             lines.append(f"  {name + ' host cost':22}" + "".join(f"{c:>{width}}" for c in cells))
     lines.append(
         "  "

@@ -112,7 +112,7 @@ HOST_SIZES = {"small": 2**12, "middle": 2**18, "large": 2**22}  # elements of th
 
 def host_shape(family: Family, elements: int) -> tuple[int, ...]:
     """A shape of `elements` elements for the host-cost table: square for 2-D families."""
-    if family.name in ("copy", "sum", "dot"):
+    if family.sweep in ("vectors", "sums"):
         return (elements,)
     side = math.isqrt(elements)
     return (side, side)
