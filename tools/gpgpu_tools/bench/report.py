@@ -11,6 +11,7 @@ score, on each measure.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -437,7 +438,8 @@ def _draw_ratios(ax, bench: Bench, results: list[Result]) -> None:
 
 
 def _draw_sums(ax, bench: Bench, results: list[Result]) -> None:
-    for colour, name in zip(("tab:blue", "tab:green"), dict.fromkeys(r.family for r in results)):
+    families = dict.fromkeys(r.family for r in results)
+    for colour, name in zip(itertools.cycle(("tab:blue", "tab:green", "tab:orange")), families):
         mine = sorted((r for r in results if r.family == name), key=elements)
         n = [elements(r) for r in mine]
         ax.plot(n, [r.fast.gbs for r in mine], "o-", color=colour, label=f"{name} (fast)")
@@ -452,6 +454,6 @@ def _draw_sums(ax, bench: Bench, results: list[Result]) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("elements (dotted: from here on as fast as CuPy or faster)")
     ax.set_ylabel("GB/s, back-to-back calls from Python")
-    ax.set_title("sum and dot beside CuPy", loc="left", fontsize=10)
+    ax.set_title(f"{' and '.join(families)} beside CuPy", loc="left", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)

@@ -89,7 +89,7 @@ def power_of_two_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def matrices(elements: int, *, thin: bool = True, mod16: bool = True) -> list[tuple]:
+def matrices(elements: int, *, mod16: bool = True) -> list[tuple]:
     """(shape, label) of 2-D shapes of at least `elements` elements each."""
     side = math.isqrt(elements)
     square = power_of_two_at_least(side)
@@ -104,12 +104,11 @@ def matrices(elements: int, *, thin: bool = True, mod16: bool = True) -> list[tu
     if mod16:
         sides = with_remainder(side, 16, 4), with_remainder(other(side), 16, 12)
         shapes.append((sides, "sides 4 and 12 mod 16"))
-    if thin:
-        long = odd(other(THIN))
-        shapes += [((THIN, long), f"{THIN} x N"), ((long, THIN), f"N x {THIN}")]
-        for few in FEW:
-            long = odd(other(few))
-            shapes += [((few, long), f"{few} x N"), ((long, few), f"N x {few}")]
+    long = odd(other(THIN))
+    shapes += [((THIN, long), f"{THIN} x N"), ((long, THIN), f"N x {THIN}")]
+    for few in FEW:
+        long = odd(other(few))
+        shapes += [((few, long), f"{few} x N"), ((long, few), f"N x {few}")]
     shapes += [((1, odd(elements)), "1 x N"), ((odd(elements), 1), "N x 1")]
     return shapes
 
