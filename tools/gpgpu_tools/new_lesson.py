@@ -1,6 +1,7 @@
 """A new lesson from templates/lesson/: `python -m gpgpu_tools.new_lesson 06 topic`.
 
-Writes the lesson package `gpgpu_lessons/lNN_NAME/` (a textbook kernel and its wrapper), the
+Writes the lesson package `gpgpu_lessons/lNN_NAME/` (a textbook kernel and its wrapper, and
+the bench family that `python -m gpgpu_tools.bench` finds in its bench.py), the
 notebook `notebooks/NN_NAME.ipynb` (slide metadata, notes on every slide, an Appendix and a
 Sources slide; marked as a draft until a GPU run stores its outputs), an exercise module
 `gpgpu_lessons/exercises/lessonNN.py` with its reference solution, and
@@ -27,6 +28,7 @@ def targets(root: Path, number: str, name: str) -> dict[str, Path]:
     return {
         "__init__.py": package / "__init__.py",
         "textbook.py": package / "textbook.py",
+        "bench.py": package / "bench.py",
         "notebook.ipynb": root / "notebooks" / f"{number}_{name}.ipynb",
         "exercises.py": root / "gpgpu_lessons" / "exercises" / f"lesson{number}.py",
         "solutions.py": root / "gpgpu_lessons" / "exercises" / "solutions" / f"lesson{number}.py",

@@ -23,33 +23,28 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib
 import itertools
 import json
-import pkgutil
 import sys
 import time
 from pathlib import Path
 
 from gpgpu_lessons import results, runtime, timing
 
+from .lessons import lesson_modules
+
 TUNING_DIR = results.RECORDED_DIR / "tuning"
 
 
 def families() -> dict[str, dict]:
-    """Every TUNING description of the package's lesson modules, by family name."""
-    import gpgpu_lessons
-
+    """Every TUNING description of the lessons' fast modules, by family name."""
     found = {}
-    for info in pkgutil.walk_packages(gpgpu_lessons.__path__, "gpgpu_lessons."):
-        if not info.name.split(".")[1].startswith("l0") or not info.name.endswith("fast"):
-            continue
-        module = importlib.import_module(info.name)
+    for module in lesson_modules("fast"):
         tunings = getattr(module, "TUNING", ())
         tunings = [tunings] if isinstance(tunings, dict) else list(tunings)  # one or several
         tunings += [v for k, v in vars(module).items() if k.endswith("_TUNING")]
         for tuning in tunings:
-            found[tuning["family"]] = {**tuning, "module": info.name}
+            found[tuning["family"]] = {**tuning, "module": module.__name__}
     return found
 
 

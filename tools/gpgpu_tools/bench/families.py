@@ -1,28 +1,49 @@
-"""What the bench times: each family's fast wrapper, its NumPy reference and CuPy's counterpart.
+"""What the bench times: every lesson's fast kernels, their NumPy references and CuPy's calls.
 
-A family is one kind of input (float32 matrices, uint8 images, float32 vectors) and the fast
-kernels that take it; `FAMILIES` lists them in the order the bench runs them. A kernel's
-`expected(inputs, where)` gives the reference values of its output at the indices `where` (one
-array per axis of the output's first two axes), from the host copies of its inputs.
+Each lesson declares its bench families in `gpgpu_lessons/lNN_topic/bench.py`: a tuple `BENCH`
+of plain dicts (the student package never imports the tools), found by scanning, so a new
+lesson's family needs no edit here. `FAMILIES` holds them all by name, in the order the bench
+runs them. One declaration::
+
+    BENCH = (
+        {
+            "family": "transpose",              # its name for --families; unique
+            "order": 1,                         # optional: its place in the bench's tables,
+                                                # lowest first; families without one come last
+            "description": "float32 matrices, lesson 03",
+            "dtype": np.float32,                # the inputs' element type
+            "sweep": "matrices",                # which shapes: shapes.SWEEPS
+            "kernels": (                        # the fast wrappers that take these inputs
+                {
+                    "name": "transpose",
+                    "wrapper": fast.transpose,  # @launch.op; wrapper.prepare(*inputs, out=out)
+                    "expected": transposed,     # (host inputs, where) -> the reference values
+                                                # at the output's indices `where`; leave it out
+                                                # for a reduction
+                    "cupy_name": "a.T.copy() (CuPy)",
+                    "cupy": lambda cp, a: lambda: a.T.copy(),  # CuPy's call, or None
+                },
+            ),
+            "transposed": True,                 # optional: Family's and Kernel's other fields
+            "of_copy": 0.85,
+        },
+    )
+
+`where` holds one index array per axis of the output's first two axes. The optional fields are
+those of `Family` and `Kernel` below, with their defaults.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from gpgpu_lessons.l01_coalescing import fast as coalescing
-from gpgpu_lessons.l02_shared_memory import fast as images
-from gpgpu_lessons.l03_bank_conflicts import fast as transposes
-from gpgpu_lessons.l04_constant_memory import fast as filters
-from gpgpu_lessons.l04_constant_memory import reference as filter_reference
-from gpgpu_lessons.l04_constant_memory.filters import GAUSSIAN_5
-from gpgpu_lessons.l05_atomics_vs_reduction import fast as reductions
-
-from . import data
+from ..lessons import lesson_modules
+from . import data, shapes
 
 
 @dataclass(frozen=True)
@@ -31,9 +52,9 @@ class Kernel:
 
     name: str
     wrapper: Any  # the @launch.op wrapper; wrapper.prepare(*inputs, out=out) -> Launch
-    expected: Callable | None  # (host inputs, where) -> values; None for a reduction
     cupy_name: str
-    cupy: Callable  # (cupy module, cupy inputs) -> a callable that does the same on CuPy
+    cupy: Callable  # (cupy module, cupy inputs) -> a callable that does the same on CuPy, or None
+    expected: Callable | None = None  # (host inputs, where) -> values; None for a reduction
     options: dict = field(default_factory=dict)  # extra arguments of prepare
     tolerance: Callable | None = None  # (host inputs) -> absolute error allowed; None: exact
 
@@ -47,11 +68,12 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Family:
-    """Fast kernels that take the same inputs, and what the issue asks of them."""
+    """Fast kernels that take the same inputs, the shapes they are timed on, and their targets."""
 
     name: str
     dtype: Any
     description: str
+    sweep: str  # the kind of shapes (shapes.SWEEPS)
     kernels: tuple[Kernel, ...]
     inputs: int = 1  # arrays of the input's shape (2 for the dot)
     transposed: bool = False  # the output's shape is the input's reversed
@@ -59,6 +81,8 @@ class Family:
     of_copy: float | None = None  # target: at least this x the same-run device copy
     of_cupy: float | None = None  # target: at least this x CuPy's time ...
     cupy_from: int = 0  # ... from this many elements up
+    tiny: tuple = ()  # (shape, label) of the simulator's sweep; () : the sweep kind's own
+    skip: tuple[str, ...] = ()  # labels of the sweep's shapes this family is not timed on
 
     def make(self, shape, seed: int) -> tuple:
         """Random device inputs of this shape."""
@@ -86,189 +110,45 @@ class Family:
         return ", ".join(parts)
 
 
-# ---- references at positions of the output ---------------------------------------------------
+# ---- the declarations, found in the lessons ----------------------------------------------
 
 
-def _transposed(inputs, where):
-    (a,) = inputs
-    y, x = where
-    return a[x, y]
-
-
-def _negative(inputs, where):
-    (a,) = inputs
-    return 255 - a[where]
-
-
-def _flipped_horizontally(inputs, where):
-    (a,) = inputs
-    y, x = where
-    return a[y, a.shape[1] - 1 - x]
-
-
-def _flipped_vertically(inputs, where):
-    (a,) = inputs
-    y, x = where
-    return a[a.shape[0] - 1 - y, x]
-
-
-def _copied(inputs, where):
-    return inputs[0][where]
-
-
-def _filtered(inputs, where):
-    """The 5x5 filter (clamp-to-edge borders) in float64 at the positions `where`."""
-    (a,) = inputs
-    y, x = where
-    h, w = a.shape
-    ky, kx = GAUSSIAN_5.shape
-    total = np.zeros(y.shape, dtype=np.float64)
-    for dy in range(ky):
-        rows = np.clip(y + dy - ky // 2, 0, h - 1)
-        for dx in range(kx):
-            columns = np.clip(x + dx - kx // 2, 0, w - 1)
-            total += float(GAUSSIAN_5[dy, dx]) * a[rows, columns]
-    return total
-
-
-def filter_tolerance(inputs) -> float:
-    """The absolute float32 error lesson 04's tests allow the filter."""
-    return filter_reference.tolerance(inputs[0], GAUSSIAN_5)
-
-
-def _cupy_correlate(cp, a):
-    """cupyx.scipy.ndimage.correlate with clamp-to-edge borders, or None without cupyx."""
+def family(declared: dict, module: str) -> Family:
+    """The Family of one BENCH entry of `module`; a missing, unknown or wrong key is named."""
+    entry = {k: v for k, v in declared.items() if k != "order"}
     try:
-        from cupyx.scipy import ndimage
-    except ImportError:
-        return None
-    weights = cp.asarray(GAUSSIAN_5)
-    return lambda: ndimage.correlate(a, weights, mode="nearest")
+        kernels = tuple(Kernel(**kernel) for kernel in entry.pop("kernels"))
+        found = Family(name=entry.pop("family"), kernels=kernels, **entry)
+    except (KeyError, TypeError) as problem:
+        raise ValueError(
+            f"{module}.BENCH: {type(problem).__name__} {problem} "
+            "(gpgpu_tools/bench/families.py shows a declaration)"
+        ) from None
+    if found.sweep not in shapes.SWEEPS:
+        raise ValueError(
+            f"{module}.BENCH: family {found.name!r} has sweep {found.sweep!r}; "
+            f"choose one of {', '.join(shapes.SWEEPS)}"
+        )
+    return found
 
 
-FAMILIES = {
-    family.name: family
-    for family in (
-        Family(
-            "transpose",
-            np.float32,
-            "float32 matrices, lesson 03",
-            (
-                Kernel(
-                    "transpose",
-                    transposes.transpose,
-                    _transposed,
-                    "a.T.copy() (CuPy)",
-                    lambda cp, a: lambda: a.T.copy(),  # a copy even where a.T is contiguous
-                ),
-            ),
-            transposed=True,
-            of_copy=0.85,
-            of_cupy=3.0,
-        ),
-        Family(
-            "negative",
-            np.uint8,
-            "uint8 images, gray and RGB, lesson 02",
-            (
-                Kernel(
-                    "negative",
-                    images.negative_fast,
-                    _negative,
-                    "255 - a",
-                    lambda cp, a: lambda: 255 - a,
-                ),
-            ),
-            of_copy=0.85,
-        ),
-        Family(
-            "flips",
-            np.uint8,
-            "uint8 images, gray and RGB, lesson 02",
-            (
-                Kernel(
-                    "flip horizontal",
-                    images.flip_horizontal_fast,
-                    _flipped_horizontally,
-                    "cupy.flip(a, 1).copy()",
-                    lambda cp, a: lambda: cp.flip(a, 1).copy(),  # a copy, never a view
-                ),
-                Kernel(
-                    "flip vertical",
-                    images.flip_vertical_fast,
-                    _flipped_vertically,
-                    "cupy.flip(a, 0).copy()",
-                    lambda cp, a: lambda: cp.flip(a, 0).copy(),
-                ),
-            ),
-            of_copy=0.85,
-        ),
-        Family(
-            "copy",
-            np.float32,
-            "float32 vectors of any length, lesson 01",
-            (
-                Kernel(
-                    "copy",
-                    coalescing.copy,
-                    _copied,
-                    "cupy.copy(a)",
-                    lambda cp, a: lambda: cp.copy(a),
-                ),
-            ),
-            of_copy=0.95,
-        ),
-        Family(
-            "filter",
-            np.float32,
-            "float32 images, 5x5 Gaussian, clamp-to-edge, lesson 04",
-            (
-                Kernel(
-                    "filter 5x5",
-                    filters.filter2d,
-                    _filtered,
-                    "cupyx.scipy.ndimage.correlate(a, w, mode='nearest')",
-                    _cupy_correlate,
-                    {"weights": GAUSSIAN_5},
-                    filter_tolerance,
-                ),
-            ),
-            of_copy=0.75,
-        ),
-        Family(
-            "sum",
-            np.float32,
-            "float32 vectors, lesson 05",
-            (
-                Kernel(
-                    "sum",
-                    reductions.sum_grid_stride,
-                    None,
-                    "cupy.sum(a)",
-                    lambda cp, a: lambda: cp.sum(a),
-                ),
-            ),
-            reduction=True,
-            of_cupy=0.95,
-            cupy_from=2**25,
-        ),
-        Family(
-            "dot",
-            np.float32,
-            "pairs of float32 vectors, lesson 01",
-            (
-                Kernel(
-                    "dot",
-                    coalescing.dot,
-                    None,
-                    "cupy.dot(x, y)",
-                    lambda cp, x, y: lambda: cp.dot(x, y),
-                ),
-            ),
-            inputs=2,
-            reduction=True,
-            of_cupy=0.95,
-            cupy_from=2**25,
-        ),
-    )
-}
+def discover() -> dict[str, Family]:
+    """Every family the lessons' bench modules declare, by name, in the bench's order."""
+    declared = []  # (order, module, position, Family)
+    for module in lesson_modules("bench"):
+        for position, entry in enumerate(getattr(module, "BENCH", ())):
+            order = entry.get("order", math.inf)
+            declared.append((order, module.__name__, position, family(entry, module.__name__)))
+    found: dict[str, Family] = {}
+    where: dict[str, str] = {}
+    for _, module, _, one in sorted(declared, key=lambda d: d[:3]):
+        if one.name in found:
+            raise ValueError(
+                f"{where[one.name]} and {module} both declare the bench family {one.name!r}: "
+                "rename one"
+            )
+        found[one.name], where[one.name] = one, module
+    return found
+
+
+FAMILIES = discover()

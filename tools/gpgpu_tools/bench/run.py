@@ -108,11 +108,12 @@ def check_reduction(inputs, out, cp) -> tuple[bool, str]:
 
 
 HOST_SIZES = {"small": 2**12, "middle": 2**18, "large": 2**22}  # elements of the host-cost table
+TINY_HOST_SIZES = {"small": 3, "middle": 67, "large": 1001}  # the simulator's: runs, means nothing
 
 
 def host_shape(family: Family, elements: int) -> tuple[int, ...]:
     """A shape of `elements` elements for the host-cost table: square for 2-D families."""
-    if family.name in ("copy", "sum", "dot"):
+    if family.sweep in ("vectors", "sums"):
         return (elements,)
     side = math.isqrt(elements)
     return (side, side)
@@ -146,10 +147,14 @@ def cupy_call(kernel: Kernel, family: Family, cp, inputs):
 
 
 def host_cost(family: Family, kernel: Kernel, inputs, out, cp, size: str = "") -> HostCost:
-    """Host time per call of the fast wrapper, its prepare() and Launch, a bare launch, CuPy."""
+    """Host time per call of the fast wrapper, its prepare() and Launch, a bare launch, CuPy.
+
+    In the simulator every call runs twice (a warm-up and one sample): checked, not timed.
+    """
     prepared = kernel.prepare(inputs, out)
     bare = bare_launch(prepared.steps)
-    per_call = lambda call: timing.per_call_us(call, calls=CALLS)  # noqa: E731
+    calls, repeat = runtime.pick(gpu=(CALLS, 5), simulator=(1, 1))
+    per_call = lambda call: timing.per_call_us(call, calls=calls, repeat=repeat)  # noqa: E731
     counterpart = None if cp is None else kernel.cupy(cp, *(cp.asarray(a) for a in inputs))
     cost = HostCost(
         family.name,
@@ -172,11 +177,13 @@ def host_cost(family: Family, kernel: Kernel, inputs, out, cp, size: str = "") -
 
 
 def host_costs_of(names, cp, progress: Progress) -> list[HostCost]:
-    """The host-cost table: every family's kernels at the small, middle and large sizes."""
+    """The host-cost table: every family's kernels at the small, middle and large sizes
+    (in the simulator, tiny ones)."""
     found = []
+    sizes = runtime.pick(gpu=HOST_SIZES, simulator=TINY_HOST_SIZES)
     for name in names:
         family = FAMILIES[name]
-        for size, elements in HOST_SIZES.items():
+        for size, elements in sizes.items():
             progress.step(f"host cost of {name}, {size}")
             shape = host_shape(family, elements)
             inputs = family.make(shape, 1)

@@ -1,5 +1,10 @@
 """The sweep: which shapes each family is timed on, scaled to the GPU's L2 cache.
 
+A family declares its kind of shapes (`SWEEPS`): `vectors` (1-D, whole 16-byte words and not),
+`matrices` (2-D), `images` (the matrices as gray images and H x W x 3 RGB ones) or `sums`
+(the lengths of a reduction); it may leave some out by label (its `skip`) or bring its own
+simulator shapes (its `tiny`).
+
 On a GPU every array of a 2-D family or of the copy holds at least `L2_FACTOR` times the L2
 cache (runtime.device_info().l2_bytes), so HBM, not the cache, is measured: a power-of-two
 shape like the lessons', odd sides, primes, sides that are 2 mod 4, or 4 and 12 mod 16 (rows
@@ -9,9 +14,9 @@ RGB images (H x W x 3). Sum and dot run from 2^16 to 2^30 elements (as far as a 
 memory allows), with the sizes the issue measured (10^6, 3 x 10^6, 10^7) and an odd one.
 `small` is a quick look: fewer shapes, and sums up to 2^26.
 
-In the simulator, `tiny` shapes instead: edge-only ones (smaller than one tile, word or
-vector), 1 x N, N x 1 and RGB, and a few that cross one tile, so every kernel is checked on its
-bulk and its edge in seconds.
+In the simulator, `tiny` shapes instead (`TINY`): edge-only ones (smaller than one tile, word
+or vector), 1 x N, N x 1 and RGB, and a few that cross one tile, so every kernel is checked on
+its bulk and its edge in seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 SIZES = ("small", "full", "tiny")
+SWEEPS = ("vectors", "matrices", "images", "sums")  # the kinds of shapes a family declares
 L2_FACTOR = {"full": 4, "small": 2}  # inputs hold at least this many times the L2 cache
 DEFAULT_L2 = 50 * 2**20  # when the device does not say
 THIN = 777  # the short side of the thin matrices (the issue's 777 x 12345)
@@ -83,7 +89,7 @@ def power_of_two_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def matrices(elements: int, *, thin: bool = True, mod16: bool = True) -> list[tuple]:
+def matrices(elements: int, *, mod16: bool = True) -> list[tuple]:
     """(shape, label) of 2-D shapes of at least `elements` elements each."""
     side = math.isqrt(elements)
     square = power_of_two_at_least(side)
@@ -98,12 +104,11 @@ def matrices(elements: int, *, thin: bool = True, mod16: bool = True) -> list[tu
     if mod16:
         sides = with_remainder(side, 16, 4), with_remainder(other(side), 16, 12)
         shapes.append((sides, "sides 4 and 12 mod 16"))
-    if thin:
-        long = odd(other(THIN))
-        shapes += [((THIN, long), f"{THIN} x N"), ((long, THIN), f"N x {THIN}")]
-        for few in FEW:
-            long = odd(other(few))
-            shapes += [((few, long), f"{few} x N"), ((long, few), f"N x {few}")]
+    long = odd(other(THIN))
+    shapes += [((THIN, long), f"{THIN} x N"), ((long, THIN), f"N x {THIN}")]
+    for few in FEW:
+        long = odd(other(few))
+        shapes += [((few, long), f"{few} x N"), ((long, few), f"N x {few}")]
     shapes += [((1, odd(elements)), "1 x N"), ((odd(elements), 1), "N x 1")]
     return shapes
 
@@ -152,37 +157,35 @@ SMALL_LABELS = {  # the shapes of a `small` sweep: the lessons', and the worst t
 }
 
 
-def tiny(family: str) -> list[tuple]:
-    """(shape, label) of the simulator's sweep: edges alone, and a few crossing one tile."""
-    if family == "transpose":
-        return [
-            ((3, 5), "edge only"),
-            ((2, 6), "even sides: wide accesses"),
-            ((1, 37), "1 x N"),
-            ((37, 1), "N x 1"),
-            ((34, 3), "crosses a tile"),
-        ]
-    if family in ("negative", "flips"):
-        return [
-            ((5, 7), "edge only"),
-            ((3, 24), "whole words"),
-            ((2, 37), "1 x N-ish"),
-            ((9, 1), "N x 1"),
-            ((3, 5, 3), "RGB, edge only"),
-            ((2, 12, 3), "RGB, whole words"),
-        ]
-    if family == "copy":
-        return [
-            ((1,), "one element"),
-            ((3,), "edge only"),
-            ((64,), "whole words"),
-            ((67,), "bulk and edge"),
-        ]
-    if family == "filter":
-        return [((5, 7), "edge only")]  # the tuned tile: 128 threads of 32 outputs each
-    if family in ("sum", "dot"):
-        return [((1,), "one element"), ((3,), "edge only"), ((1001,), "bulk and edge")]
-    raise ValueError(f"no tiny sweep for family {family!r}")
+def images(elements: int) -> list[tuple]:
+    """(shape, label) of gray images (the matrices) and RGB ones, each of >= `elements` bytes."""
+    return matrices(elements) + rgb_images(elements // 3)
+
+
+TINY = {  # the simulator's sweep of each kind: edges alone, and a few crossing one tile
+    "matrices": [
+        ((3, 5), "edge only"),
+        ((2, 6), "even sides: wide accesses"),
+        ((1, 37), "1 x N"),
+        ((37, 1), "N x 1"),
+        ((34, 3), "crosses a tile"),
+    ],
+    "images": [
+        ((5, 7), "edge only"),
+        ((3, 24), "whole words"),
+        ((2, 37), "1 x N-ish"),
+        ((9, 1), "N x 1"),
+        ((3, 5, 3), "RGB, edge only"),
+        ((2, 12, 3), "RGB, whole words"),
+    ],
+    "vectors": [
+        ((1,), "one element"),
+        ((3,), "edge only"),
+        ((64,), "whole words"),
+        ((67,), "bulk and edge"),
+    ],
+    "sums": [((1,), "one element"), ((3,), "edge only"), ((1001,), "bulk and edge")],
+}
 
 
 def sweep(
@@ -193,19 +196,13 @@ def sweep(
         raise ValueError(f"sizes must be one of {SIZES}, got {sizes!r}")
     itemsize = np.dtype(family.dtype).itemsize
     if sizes == "tiny":
-        found = tiny(family.name)
-    elif family.reduction:
+        found = list(family.tiny) or TINY[family.sweep]
+    elif family.sweep == "sums":
         found = reduction_sizes(sizes, itemsize, family.inputs, free_bytes)
     else:
         elements = L2_FACTOR[sizes] * (l2_bytes or DEFAULT_L2) // itemsize
-        if family.name == "copy":
-            found = vectors(elements)
-        elif family.name in ("negative", "flips"):
-            found = matrices(elements) + rgb_images(elements // 3)
-        elif family.name == "filter":
-            found = matrices(elements, mod16=False)
-        else:
-            found = matrices(elements)
+        build = {"vectors": vectors, "matrices": matrices, "images": images}[family.sweep]
+        found = [(shape, label) for shape, label in build(elements) if label not in family.skip]
         if sizes == "small":
             found = [(shape, label) for shape, label in found if label in SMALL_LABELS]
     return [Case(family.name, tuple(shape), label) for shape, label in found]

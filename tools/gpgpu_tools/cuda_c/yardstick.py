@@ -3,7 +3,7 @@
 `python -m gpgpu_tools.cuda_c.yardstick --out DIR` builds yardstick.cu with nvcc (-O3, for
 this GPU), runs it (CUDA events, cudaMemcpy device-to-device beside the kernels), then times
 in the same process lesson 01's copy and lesson 03's tile copy, naive, tiled and padded
-transposes on the same 8192 x 8192 float32 matrix (32 x 8 threads), and the spellings of
+transposes on the same 8192 x 8192 float32 matrix (32 x 8 threads), and the other spelling of
 spellings.py. Writes DIR/yardstick-<gpu>.json (the lead copies it to
 gpgpu_lessons/recorded/yardstick/<gpu>.json) and prints a table: each Numba kernel's time over
 its C twin's. In the simulator: the kernels are checked against NumPy on a small matrix, and
@@ -38,8 +38,6 @@ TWINS = {  # Numba kernel -> its C twin in yardstick.cu
     "naive": "naive",
     "tiled": "tiled",
     "padded": "padded",
-    "tiled, clamped loads": "tiled",
-    "padded, clamped loads": "padded",
     "padded, whole-row loads": "padded",
 }
 
