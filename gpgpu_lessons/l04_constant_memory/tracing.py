@@ -179,5 +179,5 @@ def lookups(memory: str = "constant", pictures: dict | None = None) -> dict[str,
 
 def reads(memory: str = "constant") -> dict[str, Traced]:
     """The reads the lesson contrasts, filter or table in `memory` ("constant" or "global"):
-    {"filter tap": filter_taps(), "photograph": ..., "noise": ...} (lookups())."""
+    {"filter tap": filter_taps(memory), "noise": ..., "photograph": ...} (lookups(memory))."""
     return {"filter tap": filter_taps(memory), **lookups(memory)}
