@@ -90,16 +90,6 @@ def costliest(traced: Trace) -> tuple[str, float, float]:
     return (name, *counts[name])
 
 
-def line_table(traced: Trace) -> tuple[list, list]:
-    """(header, rows) of the tracer's per-line report, for notebook.table: one row per line."""
-    rows = []
-    for r in traced.lines:
-        unit = "wavefronts" if r.space == "shared" else "sectors"
-        per, ideal = r.per_request(unit), r.per_request(f"ideal_{unit}")
-        rows.append([r.line, r.space, r.op, r.requests, f"{per:g} {unit}", f"{ideal:g}", r.verdict])
-    return ["line", "space", "op", "requests", "per request", "ideal", "verdict"], rows
-
-
 def shared_line(traced: Trace, op: str = "load"):
     """The row of traced.lines for the kernel's shared-memory `op` ("load" or "store")."""
     rows = [r for r in traced.lines if r.space == "shared" and r.op == op]
@@ -134,6 +124,45 @@ def column_read(traced: Trace, op: str = "load", warp: int = 0) -> list[tuple]:
         (lane, index, slot(index, tile.shape), bank)
         for lane, _, index, _, _, bank in traced.lanes(row.line, space="shared", op=op, warp=warp)
     ]
+
+
+def column_reads(names=("tiled 32x8", "padded 32x8"), lanes: int = 6) -> tuple[list, list]:
+    """(header, rows): the first `lanes` lanes of warp 0's column read in each kernel of `names`,
+    the tile slot each reads and its bank, side by side (the kernels read the same elements)."""
+    reads = [column_read(trace(name))[:lanes] for name in names]
+    indices = [[index for _, index, _, _ in read] for read in reads]
+    if any(other != indices[0] for other in indices[1:]):
+        raise ValueError(f"{', '.join(names)} read different tile elements: compare them apart")
+    header = ["lane", "reads"]
+    for name in names:
+        h, w = tile_view(trace(name)).shape
+        header += [f"slot, {h} x {w}", "bank"]
+    rows = []
+    for lane, lane_reads in enumerate(zip(*reads)):
+        r, c = lane_reads[0][1]
+        rows.append(
+            [lane, f"tile[{r}, {c}]"] + [v for *_, at, bank in lane_reads for v in (at, bank)]
+        )
+    return header, rows
+
+
+def conflicts(names) -> tuple[list, list]:
+    """(header, rows): each kernel's tile, wavefronts per request of its shared store (a tile
+    row) and load (a tile column), and the n of their n-way conflicts."""
+    rows = []
+    for name in names:
+        traced = trace(name)
+        store, load = shared_line(traced, "store"), shared_line(traced, "load")
+        rows.append(
+            [
+                name,
+                " x ".join(map(str, tile_view(traced).shape)),
+                store.per_request("wavefronts"),
+                load.per_request("wavefronts"),
+                f"{ways(traced, 'store'):g}-way, {ways(traced):g}-way",
+            ]
+        )
+    return ["kernel", "tile", "store (a row)", "load (a column)", "conflicts"], rows
 
 
 def slot_banks(traced: Trace) -> np.ndarray:

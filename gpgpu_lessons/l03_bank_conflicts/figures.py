@@ -1,4 +1,5 @@
-"""Lesson 03's pictures: shared tiles coloured by bank (from traces), block order, the blur.
+"""Lesson 03's pictures: shared tiles coloured by bank (from traces), traced beside measured, and
+the block order (the blurred photograph is diagrams.show_images).
 
 Every figure is drawn in the core's slide style (plotting.figure): it reads from the back of a room.
 """
@@ -15,9 +16,6 @@ from ..hardware import BANKS
 from ..timing import Timing
 from . import banks
 from .fast import tile_of_block
-
-DETAIL = (0.26, 0.36, 0.53, 0.62)  # the blur picture's window (fractions): the camera's body
-WHOLE_BELOW = 200  # a photograph narrower than this (the simulator's) is shown whole
 
 
 def draw_tile(ax, name: str, traced) -> None:
@@ -116,41 +114,6 @@ def block_order_picture(tiles: int = 8, groups=(1, 4), first: int = 16):
         fig.suptitle(
             f"the tiles the first {first} blocks of a {tiles} x {tiles}-tile transpose read "
             "(in a) and write (in out); number = block index"
-        )
-    plt.close(fig)
-    return fig
-
-
-def detail(shape: tuple) -> tuple[slice, slice]:
-    """The window of a photograph the blur picture zooms into (the whole of a small one)."""
-    h, w = shape
-    if w < WHOLE_BELOW:
-        return slice(0, h), slice(0, w)
-    top, bottom, left, right = DETAIL
-    return slice(int(top * h), int(bottom * h)), slice(int(left * w), int(right * w))
-
-
-def blur_picture(photo: np.ndarray, blurred: np.ndarray):
-    """Input and blurred output side by side, zoomed into a detailed window, and what changed."""
-    rows, cols = detail(photo.shape)
-    change = np.abs(blurred - photo)[rows, cols]
-    fig, axes = plotting.figure(1, 3, height=4.6)
-    with plotting.styled():
-        gray = dict(cmap="gray", vmin=0, vmax=1)
-        panels = (
-            (photo[rows, cols], "input", gray),
-            (blurred[rows, cols], "blurred (rows, transpose x 2)", gray),
-            (change, "|blurred - input|", dict(cmap="magma", vmin=0, vmax=max(change.max(), 1e-6))),
-        )
-        for ax, (picture, title, style) in zip(axes, panels):
-            ax.imshow(picture, interpolation="nearest", **style)
-            ax.set_title(title)
-            ax.axis("off")
-        h, w = photo.shape
-        where = "the whole photograph" if change.shape == photo.shape else "a zoom"
-        fig.suptitle(
-            f"{where}: rows {rows.start}-{rows.stop} and columns {cols.start}-{cols.stop} "
-            f"of {h} x {w} pixels"
         )
     plt.close(fig)
     return fig

@@ -9,7 +9,8 @@ The child (``--launch``) launches each kernel of LAUNCHES exactly once; the pare
 CSV, checks that ncu names the kernels LAUNCHES expects and records the measured counters as
 ``03_bank_conflicts/ncu_counters`` (GPGPU_LESSONS_RECORD must name a folder). Without a GPU or
 without ncu it says why and exits 0. `show` puts the recorded counters beside the kernel
-tracer's counts of the same kernels (`banks`), which any machine computes.
+tracer's counts of the same kernels (`banks`), which any machine computes; `seed_000_table`
+puts seed 000's kernel times beside this run's (and ncu's, when recorded on this GPU).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from .. import results, runtime
+from ..formats import format_ms
 from ..specialise import python_function
 from . import banks, fast
 
@@ -212,6 +214,51 @@ def kernel_times(gpu: str) -> dict[str, float]:
         return {}
     time = found.data["columns"].index("time (us)")
     return {r[0]: r[time] / 1e3 for r in found.data["rows"] if r[time] is not None}
+
+
+# Seed 000's table: full HD, 32-bit values, kernel times in ms (CUDA 4.1), by GPU and kernel
+SEED_000_MS = [
+    ["GTX 670", "naive (legacy)", 0.257],
+    ["GTX 670", "shared, low conflict", 0.216],
+    ["GTX 670", "shared, high conflict", 0.236],
+    ["GTX 580", "naive (legacy)", 0.228],
+    ["GTX 580", "shared, low conflict", 0.147],
+    ["GTX 580", "shared, high conflict", 0.183],
+]
+# our kernel (textbook.VARIANTS) -> (the seed's name for it, its label in LAUNCHES)
+SEED_000_NAMES = {
+    "naive 16x16 (seed)": ("naive (legacy)", "seed naive 16x16"),
+    "padded 16x16 (seed)": ("shared, low conflict", "seed padded 16x16"),
+    "tiled 16x16 (seed)": ("shared, high conflict", "seed tiled 16x16"),
+}
+
+
+def seed_000_table(timings: list) -> tuple[list, list]:
+    """(header, rows): seed 000's rows, then this run's Timings of SEED_000_NAMES at full HD:
+    time per launch, speed against the naive kernel, and ncu's kernel time if recorded here."""
+    header = ["device", "kernel (16x16 threads)", "per launch", "vs naive", "ncu kernel time"]
+    rows = []
+    for i, (gpu, kernel, seed_ms) in enumerate(SEED_000_MS):
+        faster = SEED_000_MS[3 * (i // 3)][2] / seed_ms - 1  # each GPU's first row: naive
+        rows.append([gpu, kernel, format_ms(seed_ms), f"{100 * faster:+.0f}%", ""])
+    device = runtime.device_info().name
+    ms, ncu = {t.name: t.median_ms for t in timings}, kernel_times(device)
+    missing = set(SEED_000_NAMES) - set(ms)
+    if missing:
+        raise ValueError(f"seed 000's table needs timings of {sorted(missing)}")
+    for name, (kernel, counted) in SEED_000_NAMES.items():
+        faster = ms["naive 16x16 (seed)"] / ms[name] - 1
+        kernel_ms = ncu.get(counted)
+        rows.append(
+            [
+                device,
+                kernel,
+                format_ms(ms[name]),
+                f"{100 * faster:+.0f}%",
+                "" if kernel_ms is None else format_ms(kernel_ms),
+            ]
+        )
+    return header, rows
 
 
 def show() -> None:

@@ -1,5 +1,5 @@
-"""Lesson 04's pictures: the filters, the photograph filtered, and what a warp reads from constant
-memory, traced from the lesson's kernels (`tracing`) beside what it costs on the GPU.
+"""Lesson 04's pictures: the filters, and what a warp reads from constant memory, traced from the
+lesson's kernels (`tracing`) beside what it costs on the GPU (photographs: diagrams.show_images).
 
 Every figure is drawn in the core's slide style (plotting.figure): it reads from the back of a room.
 """
@@ -30,18 +30,6 @@ def filters(named: dict[str, np.ndarray]):
             ax.set_title(name)
             ax.set_xticks([])
             ax.set_yticks([])
-    plt.close(fig)
-    return fig
-
-
-def photographs(shown: dict[str, np.ndarray]):
-    """Grey images side by side (0 black, 255 white), each titled with its name and size."""
-    fig, axes = plotting.figure(1, len(shown), height=5.0)
-    with plotting.styled():
-        for ax, (name, picture) in zip(np.atleast_1d(axes), shown.items()):
-            ax.imshow(picture, cmap="gray", vmin=0, vmax=255)
-            ax.set_title(f"{name}\n{picture.shape[1]} × {picture.shape[0]}")
-            ax.axis("off")
     plt.close(fig)
     return fig
 

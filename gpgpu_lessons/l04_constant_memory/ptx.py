@@ -13,6 +13,7 @@ from numba import cuda
 from .. import ptxfacts as facts
 from .. import runtime
 from ..specialise import python_function
+from . import fast, textbook
 
 
 def kernel_ptx(kernel, signature: str, cc: tuple[int, int] | None = None) -> str | None:
@@ -44,3 +45,31 @@ def ptx_summary(ptx) -> str:
         + f"; {count['const']} ld.const, {count['global']} ld.global, "
         f"{facts.immediate_fmas(text)} fma with an immediate"
     )
+
+
+def signature(kernel) -> str:
+    """The first signature the lesson compiles `kernel` for (textbook or fast SIGNATURES)."""
+    for signatures in (textbook.SIGNATURES, fast.SIGNATURES):
+        if kernel in signatures:
+            return signatures[kernel][0]
+    raise ValueError(
+        f"{python_function(kernel).__name__} is not one of lesson 04's compiled kernels "
+        "(textbook.SIGNATURES or fast.SIGNATURES)"
+    )
+
+
+def show(kernels, *, in_simulator: str, cc: tuple[int, int] | None = None) -> None:
+    """Print one line per kernel on where its PTX keeps the filter or table (ptx_summary).
+
+    kernels: a list of the lesson's kernels (labelled by name) or {label: kernel}; cc: as for
+    kernel_ptx. In the simulator, which has no PTX, print "simulator: no PTX here; " +
+    in_simulator instead.
+    """
+    if runtime.is_simulator():
+        print(f"simulator: no PTX here; {in_simulator}")
+        return
+    if not isinstance(kernels, dict):
+        kernels = {python_function(k).__name__: k for k in kernels}
+    width = max(len(label) for label in kernels)
+    for label, kernel in kernels.items():
+        print(f"{label:{width}s}: {ptx_summary(kernel_ptx(kernel, signature(kernel), cc))}")

@@ -175,3 +175,9 @@ def lookups(memory: str = "constant", pictures: dict | None = None) -> dict[str,
         )
         for name, picture in pictures.items()
     }
+
+
+def reads(memory: str = "constant") -> dict[str, Traced]:
+    """The reads the lesson contrasts, filter or table in `memory` ("constant" or "global"):
+    {"filter tap": filter_taps(memory), "noise": ..., "photograph": ...} (lookups(memory))."""
+    return {"filter tap": filter_taps(memory), **lookups(memory)}

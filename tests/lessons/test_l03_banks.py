@@ -1,5 +1,8 @@
 """Lesson 03's counts, traced from its kernels: wavefronts and sectors per request, the lanes
-of a column read, seed 003's example, the pictures; Nsight Compute's counters beside them."""
+of a column read, seed 003's example, the tables and pictures; Nsight Compute's counters beside
+them, and seed 000's table beside this run's."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -64,6 +67,28 @@ def test_the_lanes_of_a_column_read():
     assert sorted(bank for *_, bank in padded) == list(range(32))
     seed = banks.column_read(banks.trace("padded 16x16 (seed)"))
     assert seed[16][1] == (0, 1) and seed[15][1] == (15, 0)  # lanes 16-31: the next column
+
+
+def test_the_column_read_table_puts_the_two_tiles_side_by_side():
+    header, rows = banks.column_reads(("tiled 32x8", "padded 32x8"), lanes=3)
+    assert header == ["lane", "reads", "slot, 32 x 32", "bank", "slot, 32 x 33", "bank"]
+    assert rows == [
+        [0, "tile[0, 0]", 0, 0, 0, 0],
+        [1, "tile[1, 0]", 32, 0, 33, 1],
+        [2, "tile[2, 0]", 64, 0, 66, 2],
+    ]
+    assert len(banks.column_reads(("padded 32x8",), lanes=32)[1]) == 32
+    with pytest.raises(ValueError, match="read different tile elements"):
+        banks.column_reads(("tiled 32x8", "padded 16x16 (seed)"), lanes=32)
+
+
+def test_the_conflicts_table_counts_both_shared_lines():
+    header, rows = banks.conflicts(["tiled 32x8", "padded 16x16 (seed)"])
+    assert header[2:] == ["store (a row)", "load (a column)", "conflicts"]
+    assert rows == [
+        ["tiled 32x8", "32 x 32", 1.0, 32.0, "1-way, 32-way"],
+        ["padded 16x16 (seed)", "16 x 17", 2.0, 2.0, "2-way, 2-way"],
+    ]
 
 
 def test_slot_banks_follow_the_tile_shape():
@@ -131,15 +156,6 @@ def test_traced_and_measured_puts_the_tracer_beside_the_gpu(monkeypatch):
     simulated = {n: Timing(n, [1.0], 2**20, clock=SIMULATED) for n in measured}
     fig = figures.traced_and_measured(simulated, title="t", size="s", ceiling=ceiling)
     assert "recorded yet" in fig.axes[1].texts[0].get_text()
-
-
-def test_blur_picture_zooms_into_a_large_photograph(rng):
-    photo = rng.random((300, 400)).astype(np.float32)
-    fig = figures.blur_picture(photo, photo / 2)
-    assert len(fig.axes) == 3 and fig.get_size_inches()[0] == 12
-    assert figures.detail((300, 400)) == (slice(78, 108), slice(212, 248))
-    assert figures.detail((24, 40)) == (slice(0, 24), slice(0, 40))  # a small one whole
-    assert "a zoom" in fig.get_suptitle()
 
 
 def test_block_order_picture_draws():
@@ -329,6 +345,24 @@ def test_kernel_times_come_from_the_record(monkeypatch):
     assert profiling.kernel_times("GPU") == {}
 
 
+def test_seed_000_table_puts_the_seeds_rows_before_this_runs(monkeypatch):
+    record = {"columns": profiling.COLUMNS, "rows": [["seed padded 16x16", "1080 x 1920", 12.5]]}
+    monkeypatch.setattr(profiling, "measured", lambda: results.Recorded("GPU", "2026", record))
+    monkeypatch.setattr(profiling.runtime, "device_info", lambda: SimpleNamespace(name="GPU"))
+    ms = {"naive 16x16 (seed)": 0.04, "tiled 16x16 (seed)": 0.025, "padded 16x16 (seed)": 0.02}
+    header, rows = profiling.seed_000_table([Timing(n, [t], 2**20) for n, t in ms.items()])
+    assert header[2:] == ["per launch", "vs naive", "ncu kernel time"]
+    assert rows[0] == ["GTX 670", "naive (legacy)", "257 µs", "+0%", ""]
+    assert rows[4] == ["GTX 580", "shared, low conflict", "147 µs", "+55%", ""]
+    assert rows[6:] == [
+        ["GPU", "naive (legacy)", "40 µs", "+0%", ""],
+        ["GPU", "shared, low conflict", "20 µs", "+100%", "12.5 µs"],
+        ["GPU", "shared, high conflict", "25 µs", "+60%", ""],
+    ]
+    with pytest.raises(ValueError, match="needs timings of"):
+        profiling.seed_000_table([])
+
+
 def test_profiling_without_gpu_or_ncu_says_why_and_succeeds(capsys, monkeypatch):
     monkeypatch.setattr(profiling.shutil, "which", lambda name: None)
     assert profiling.main([]) == 0
@@ -359,10 +393,3 @@ def test_collect_runs_ncu_on_the_launching_child(monkeypatch):
     assert [row[2] for row in data["rows"]] == [
         (1000 + i) / 1e3 for i in range(len(profiling.LAUNCHES))
     ]
-
-
-def test_line_table_is_the_tracers_report():
-    header, rows = banks.line_table(banks.trace("tiled 32x8"))
-    assert header[0] == "line" and len(rows) == 4
-    column_read = next(r for r in rows if r[1:3] == ["shared", "load"])
-    assert column_read[4:] == ["32 wavefronts", "1", "32.0-way bank conflict"]

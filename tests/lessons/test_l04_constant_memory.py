@@ -438,9 +438,19 @@ def test_ptx_summary_counts_const_arrays_loads_and_immediates():
 @pytest.mark.skipif(
     not runtime.is_simulator(), reason="a GPU has PTX: this is the simulator's case"
 )
-def test_the_simulator_has_no_ptx():
+def test_the_simulator_has_no_ptx(capsys):
     signature = textbook.SIGNATURES[textbook.filter_global][0]
     assert ptx.kernel_ptx(textbook.filter_global, signature) is None
+    ptx.show([textbook.filter_global], in_simulator="a GPU run shows it")
+    assert capsys.readouterr().out == "simulator: no PTX here; a GPU run shows it\n"
+
+
+def test_ptx_compiles_each_kernel_for_the_signature_the_lesson_gives():
+    assert ptx.signature(textbook.lookup_global) == textbook.SIGNATURES[textbook.lookup_global][0]
+    kernel = fast.tiled_kernel(filters.LAPLACIAN)
+    assert ptx.signature(kernel) == fast.SIGNATURES[kernel][0]
+    with pytest.raises(ValueError, match="not one of lesson 04's compiled kernels"):
+        ptx.signature(fast.tiled_kernel(filters.gaussian(3, 2.0)))
 
 
 PTX_SCRIPT = textwrap.dedent("""
@@ -458,6 +468,7 @@ PTX_SCRIPT = textwrap.dedent("""
         text = ptx.kernel_ptx(kernel, signature, cc=(9, 0))
         entry = [line for line in text.splitlines() if ".entry" in line][0]
         print(ptx.ptx_summary(text), "|", entry)
+    ptx.show({"lookup": textbook.tone_curve_constant}, in_simulator="not printed", cc=(9, 0))
 """)
 
 
@@ -469,7 +480,8 @@ def test_ptx_shows_where_each_kernel_keeps_its_filter(cuda_compiler):
         [sys.executable, "-c", PTX_SCRIPT], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    gaussian, tone, tiled, tiled_global = done.stdout.splitlines()
+    gaussian, tone, tiled, tiled_global, shown = done.stdout.splitlines()
+    assert shown == "lookup: " + tone.split(" |")[0]
     assert gaussian.startswith("1 .const array(s) _cudapy_cmem[100];")
     assert " 0 ld.const" not in gaussian  # the 5x5 loop reads constant memory
     assert tone.startswith("1 .const array(s) _cudapy_cmem[1024]; 1 ld.const")
@@ -486,6 +498,18 @@ def test_ptx_shows_where_each_kernel_keeps_its_filter(cuda_compiler):
 @pytest.fixture(scope="module")
 def traced_taps():
     return tracing.filter_taps()
+
+
+@pytest.mark.parametrize("memory", ["constant", "global"])
+def test_reads_are_the_filter_tap_and_the_lookups_the_lesson_contrasts(memory, monkeypatch):
+    small = {"noise": tracing.noise(16), "photograph": tracing.photograph_segments(16, side=256)}
+    lookups = tracing.lookups
+    monkeypatch.setattr(tracing, "lookups", lambda memory: lookups(memory, small))
+    reads = tracing.reads(memory)
+    assert list(reads) == ["filter tap", "noise", "photograph"]
+    assert {traced.space for traced in reads.values()} == {memory}
+    assert reads["filter tap"].addresses_per_request == 1.0
+    assert reads["noise"].addresses_per_request > reads["photograph"].addresses_per_request
 
 
 def test_every_lane_reads_the_same_filter_tap_from_constant_memory(traced_taps):
@@ -618,9 +642,20 @@ def test_comparison_table_gives_times_for_people_and_ratios():
         tables.comparison(runs, ceiling, {"slow": "missing"})
 
 
-def test_seed_table_puts_the_seeds_milliseconds_beside_ours():
-    runs = [Timing("NumPy on the CPU", [1500.0], 2**29, CPU), gpu_timing("direct, global", 0.5)]
-    header, rows = tables.seed_comparison(runs)
+def test_seed_table_puts_the_seeds_milliseconds_beside_ours(monkeypatch):
+    cpu = Timing("NumPy on the CPU", [1500.0], 2**29, CPU)
+    monkeypatch.setattr(tables, "cpu_laplacian", lambda image: cpu)
+    runs = [gpu_timing("direct, global", 0.5), gpu_timing("direct, constant", 0.25)]
+    header, rows = tables.seed_comparison(runs, np.ones((4, 4), np.float32))
     assert header[1:3] == ["seed 002", "this run"]
-    assert rows[0][:3] == ["NumPy on the CPU", "553 ms", "1.5 s"]
+    assert rows[0][:3] == ["NumPy on the CPU", "553 ms", "1.5 s"] and rows[0][4] == "1×"
     assert rows[1][1:3] == ["4.13 ms", "500 µs"] and rows[1][4] == "3,000×"
+    assert rows[2][1:3] == ["3.38 ms", "250 µs"] and rows[2][4] == "6,000×"
+
+
+def test_the_seed_tables_cpu_row_is_numpys_laplacian_timed_here():
+    image = np.random.default_rng(6).random((24, 40), dtype=np.float32)
+    cpu = tables.cpu_laplacian(image)
+    assert cpu.name == "NumPy on the CPU" and cpu.bytes_moved == 2 * image.nbytes
+    assert cpu.clock == CPU and len(cpu.samples_ms) == runtime.pick(gpu=3, simulator=2)
+    assert all(ms > 0 for ms in cpu.samples_ms)
