@@ -6,7 +6,8 @@
 - `fast`: reaching the ceiling: wide elements, several loads in flight, the grid, and the
   dot product with a block tree and one atomic per block; `TUNING` (the copy's and the dot's)
   for the tuning tool;
-- `tracing`: the lesson's own launches traced on small arrays (sectors per warp request);
+- `tracing`: the lesson's own launches traced on small arrays (sectors per warp request),
+  `launches()` all of them under the labels the slides give them;
 - `figures`: which 32-byte sectors one warp's load touches, and the traced counts beside the
   GPU's bandwidths.
 """

@@ -21,6 +21,7 @@ BLOCKS = 1  # blocks traced per launch: the pattern repeats in every block
 SEED_ELEMENTS = 2**15  # the seed's dots: 4096 threads, 8 elements each (lanes a sector apart)
 SEED_GRID = (128, 32)  # the seed's 128 groups x 32 threads
 BEST_ELEMENTS = 2**12  # the best dot runs one block in the simulator: keep its loop short
+BEST_DOT = "best: fast.dot"  # the label the lesson's figures give fast.dot
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,13 @@ def seed_dots(*, n: int = SEED_ELEMENTS) -> dict[str, Traced]:
 def best_dot(*, n: int = BEST_ELEMENTS) -> Traced:
     """fast.dot's block-tree kernel, traced (one block)."""
     return trace_launch(fast.dot.prepare(random_floats(n, 1), random_floats(n, 2)), blocks=1)
+
+
+def launches() -> dict[str, Traced]:
+    """Every launch the lesson's figures trace, keyed by the label the slides give it.
+
+    The copies ("stride 1", "stride 2", "stride 32", "offset 1"), fast.copy's wide elements
+    ("4-byte elements", ...), seed 004's many-block dots ("many blocks, coalesced" and
+    "... chunked") and BEST_DOT.
+    """
+    return {**copies(), **wide_copies(), **seed_dots(), BEST_DOT: best_dot()}

@@ -1,4 +1,5 @@
-"""Lesson 02's pictures: the memories of a GPU, a mosaic's tiles, and a mosaic's barrier intervals.
+"""Lesson 02's pictures: the memories of a GPU, what the kernels make of an image, a mosaic's tiles,
+and a mosaic's barrier intervals.
 
 Every figure is drawn in the core's slide style (plotting.figure): it reads from the back of a
 room on a 1280 x 720 slide.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from .. import plotting
+from .. import diagrams, plotting
 from ..launch import blocks_for
 from . import tracing
 
@@ -89,6 +90,22 @@ def memory_hierarchy():
         ax.add_patch(FancyArrowPatch((4.5, 2.0), (4.5, 2.3), **arrow))
     plt.close(fig)
     return fig
+
+
+def pictures(shown: dict, *, differences: bool = False):
+    """Images side by side, each titled with its name (`diagrams.show_images`).
+
+    differences=True: `shown` holds two images (say a correct result and a raced one), and a third
+    panel shows where they differ (black).
+    """
+    if differences:
+        if len(shown) != 2:
+            raise ValueError(
+                f"differences=True compares two images, got {len(shown)}: {list(shown)}"
+            )
+        first, second = shown.values()
+        shown = {**shown, "where they differ (black)": diagrams.differences(first, second)}
+    return diagrams.show_images(shown)
 
 
 def mosaic_tiles(shape, size: int):

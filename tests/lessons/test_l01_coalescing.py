@@ -77,6 +77,24 @@ def test_the_seed_chunked_dot_is_uncoalesced_and_the_best_dot_coalesced():
     assert not seed["many blocks, chunked"].trace.hazards
 
 
+def test_every_traced_launch_under_the_label_its_slides_give_it():
+    found = tracing.launches()
+    assert list(found) == [
+        "stride 1",
+        "stride 2",
+        "stride 32",
+        "offset 1",
+        "4-byte elements",
+        "8-byte elements",
+        "16-byte elements",
+        "many blocks, coalesced",
+        "many blocks, chunked",
+        tracing.BEST_DOT,
+    ]
+    sectors = [found[label].sectors_per_request for label in found]
+    assert sectors == [4, 8, 32, 5, 4, 8, 16, 4, 32, 4]
+
+
 def test_a_launch_without_one_global_load_line_is_refused():
     cleared = launch.Launch((zero_step(cuda.device_array(64, np.float32)),))
     with pytest.raises(ValueError, match="on 0 lines, not one"):
