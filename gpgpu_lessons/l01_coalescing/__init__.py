@@ -10,4 +10,6 @@
   `launches()` all of them under the labels the slides give them;
 - `figures`: which 32-byte sectors one warp's load touches, and the traced counts beside the
   GPU's bandwidths.
+- `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
+  NumPy references, CuPy's equivalent calls).
 """

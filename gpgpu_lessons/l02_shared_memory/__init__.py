@@ -11,4 +11,6 @@
   tile beside the GPU times);
 - `figures`: the lesson's pictures (the memory hierarchy, images side by side, a mosaic's
   tiles, barrier intervals).
+- `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
+  NumPy references, CuPy's equivalent calls).
 """

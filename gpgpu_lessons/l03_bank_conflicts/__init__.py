@@ -6,4 +6,6 @@
 - `banks`: wavefronts, sectors and the bank of each lane, traced from the kernels themselves
   (the kernel tracer, `gpgpu_lessons.trace`); `figures`: the lesson's pictures;
 - `profiling`: Nsight Compute's counters (`python -m` it on a GPU) beside the tracer's.
+- `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
+  NumPy references, CuPy's equivalent calls).
 """

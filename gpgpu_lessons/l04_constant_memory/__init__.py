@@ -14,4 +14,6 @@
 - `figures`: the lesson's pictures, traced warp reads beside the GPU's times among them;
 - `tables`: rows of the measured tables (comparisons, the seed's table with its CPU row timed
   here) for notebook.show_table.
+- `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
+  NumPy references, CuPy's equivalent calls).
 """

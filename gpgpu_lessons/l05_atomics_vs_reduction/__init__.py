@@ -11,4 +11,6 @@
 - `fast`: reaching the ceiling: the tuned grid-stride sum (16-byte loads, last-block hand-over)
   and the reduced-argument and recurrence sine sums, with `TUNING`;
 - `figures` and `tables`: the tree drawings; the speed-up, seed and tracer tables.
+- `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
+  NumPy references, CuPy's equivalent calls).
 """
