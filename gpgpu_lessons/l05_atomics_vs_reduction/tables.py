@@ -1,18 +1,17 @@
-"""Lesson 05's tables: the ladder's speed-ups, seed 001's measurements beside ours, and the
-tracer's counts beside the GPU's times.
+"""Lesson 05's tables: the sums' speeds, seed 001's measurements beside ours, the tracer's counts
+beside the GPU's times, and where the tuned sum catches up with CUB.
 
-Most functions return (header, rows) with numbers written for people ("1.2 ms", "2^28"), which
-the notebook records and shows with `notebook.show_table`. `notebook.recorded_table` records a
-table and returns what to show (this GPU run's, or in the simulator the recorded one), so that a
-recorded table's times can stand beside what the tracer counts on this machine
-(`ladder_beside_trace`, `histograms_beside_trace`).
+Each function returns (header, rows) with numbers written for people ("1.2 ms", "2^28"), which
+the notebook records and shows with `notebook.show_table` (on a GPU this run's table, in the
+simulator the recorded GPU run's). The tracer's counts are the same on every machine, so a
+table records them beside the times it puts them next to.
 """
 
 from __future__ import annotations
 
 from ..formats import format_count as count
 from ..formats import format_ms as duration
-from ..formats import format_small
+from . import tracing
 
 SEED_N = (100, 1_000, 10_000, 100_000, 1_000_000)
 SEED_RTX2070_MS = {  # seed 001's table: RTX 2070, ms, at n = SEED_N (None: not run)
@@ -24,44 +23,68 @@ SEED_RTX2070_MS = {  # seed 001's table: RTX 2070, ms, at n = SEED_N (None: not 
 SPEED_UP_AT = 10_000  # the n at which the sweep tables compare every variant with the brute force
 
 
-small = format_small  # a small positive number for people: '5.2 × 10⁻⁸'
+def sums(timings, ceiling=None, *, relative_to: str | None = None, traces: dict | None = None):
+    """Header and rows of sums (Timings, slowest first): time, GB/s, % of the ceiling, speed-ups.
 
-
-def speedups(timings, ceiling=None) -> tuple[list[str], list[list]]:
-    """Header and rows: time, bandwidth, % of the ceiling, step and cumulative speed-up."""
+    The last columns: each row's speed-up over the row before and over the first; with
+    relative_to (a row's name, or how it starts), each row's speed against that row instead.
+    traces ({name: Trace} of the sums' first launches, `tracing.trace_ladder`): the table of each
+    traced sum's time beside what the tracer counts, instead.
+    """
+    if traces is not None:
+        return beside_counts(timings, traces)
     share = f"% of {ceiling.name}" if ceiling is not None else "% of ceiling"
-    header = ["variant", "time", "GB/s", share, "step speed-up", "cumulative"]
+    header = ["variant", "time", "GB/s", share]
+    if relative_to is None:
+        header += ["step speed-up", "cumulative"]
+    else:
+        header.append(f"speed vs {relative_to}")
+        ref = next((t for t in timings if t.name.startswith(relative_to)), None)
     rows, first, previous = [], timings[0].median_ms, None
     for t in timings:
         percent = 100 * t.gbs / ceiling.gbs if ceiling is not None and t.gbs is not None else None
-        rows.append(
-            [
-                t.name,
-                duration(t.median_ms),
-                None if t.gbs is None else round(t.gbs),
-                None if percent is None else round(percent),
-                None if previous is None else f"{previous / t.median_ms:.3g}x",
-                f"{first / t.median_ms:,.4g}x",
-            ]
-        )
+        row = [
+            t.name,
+            duration(t.median_ms),
+            None if t.gbs is None else round(t.gbs),
+            None if percent is None else round(percent),
+        ]
+        if relative_to is None:
+            row.append(None if previous is None else f"{previous / t.median_ms:.3g}x")
+            row.append(f"{first / t.median_ms:,.4g}x")
+        else:
+            row.append("" if ref is None else f"{ref.median_ms / t.median_ms:.2f}x")
+        rows.append(row)
         previous = t.median_ms
     return header, rows
 
 
-def against(timings, ceiling, reference: str) -> tuple[list[str], list[list]]:
-    """Header and rows: time, GB/s, % of the ceiling, and speed relative to the `reference` row."""
-    header = ["variant", "time", "GB/s", f"% of {ceiling.name}", f"speed vs {reference}"]
-    ref = next((t for t in timings if t.name.startswith(reference)), None)
-    rows = [
-        [
-            t.name,
-            duration(t.median_ms),
-            round(t.gbs),
-            round(100 * t.gbs / ceiling.gbs),
-            "" if ref is None else f"{ref.median_ms / t.median_ms:.2f}x",
-        ]
-        for t in timings
+def beside_counts(timings, traces: dict) -> tuple[list[str], list[list]]:
+    """Header and rows: the time of each traced sum beside its counts (`tracing.ladder_counts`)."""
+    header = [
+        "rung",
+        "time",
+        "shared requests",
+        "busy lanes per request",
+        "wavefronts per request",
+        "global atomics (lanes on one address)",
     ]
+    rows = []
+    for t in timings:
+        if t.name not in traces:
+            continue  # a library sum (CUB, cuda.reduce): no kernel of ours to trace
+        c = tracing.ladder_counts(traces[t.name])
+        shared, atomics = c["shared requests"], c["global atomic adds"]
+        rows.append(
+            [
+                t.name,
+                duration(t.median_ms),
+                shared,
+                f"{c['busy lanes per request']:.1f}" if shared else "-",
+                f"{c['wavefronts per request']:.1f}" if shared else "-",
+                f"{atomics} ({c['lanes on one address']:.0f})" if atomics else "0",
+            ]
+        )
     return header, rows
 
 
@@ -91,63 +114,28 @@ def seed_rows(xs, series: dict, variants) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def ladder_beside_trace(shown, counts: dict) -> tuple[list[str], list[list]]:
-    """Header and rows: each rung's GPU time (from `shown`, the speed-ups table) and its counts.
+def histograms(timings: dict, traces: dict | None = None) -> tuple[list[str], list[list]]:
+    """Header and rows: per histogram and kind of data, the time beside the lanes of a warp that the
+    tracer counts on one bin (the queue of the per-pixel atomic); the last row, the fastest.
 
-    counts: {rung: tracing.ladder_counts(trace)}.
+    timings: {(kind of data, variant): Timing}; traces: {(kind, variant): Trace}, by default
+    `tracing.trace_histograms()` (warps of the images the lesson measures on a GPU).
     """
-    times = {row[0]: row[1] for row in shown.data["rows"]}
-    header = [
-        "rung",
-        "time",
-        "shared requests",
-        "busy lanes per request",
-        "wavefronts per request",
-        "global atomics (lanes on one address)",
-    ]
-    rows = []
-    for rung, c in counts.items():
-        shared, atomics = c["shared requests"], c["global atomic adds"]
-        rows.append(
-            [
-                rung,
-                times.get(rung, "-"),
-                shared,
-                f"{c['busy lanes per request']:.1f}" if shared else "-",
-                f"{c['wavefronts per request']:.1f}" if shared else "-",
-                f"{atomics} ({c['lanes on one address']:.0f})" if atomics else "0",
-            ]
-        )
-    return header, rows
-
-
-def histogram_times(timings: dict, kinds, variants) -> tuple[list[str], list[list]]:
-    """Header and rows: ms of every variant on every kind of data ({(kind, variant): Timing})."""
-    header = ["variant", *kinds]
-    return header, [[v] + [timings[k, v].median_ms for k in kinds] for v in variants]
-
-
-def histograms_beside_trace(shown, lanes: dict) -> tuple[list[str], list[list]]:
-    """Header and rows: per variant and kind of data, the GPU time (from `shown`, a
-    `histogram_times` table) beside the traced lanes of a warp on one bin ({(kind, variant): x})."""
-    kinds = list(shown.data["columns"][1:])
+    traces = tracing.trace_histograms() if traces is None else traces
+    kinds = list(dict.fromkeys(kind for kind, _ in timings))
+    variants = list(dict.fromkeys(variant for _, variant in timings))
     header = ["variant"] + [f"{kind}: time · lanes on one bin" for kind in kinds]
     rows = []
-    for variant, *times in shown.data["rows"]:
+    for variant in variants:
         cells = []
-        for kind, ms in zip(kinds, times, strict=True):
-            traced = lanes.get((kind, variant))
-            cells.append(f"{duration(ms)} · {'-' if traced is None else f'{traced:.1f}'}")
+        for kind in kinds:
+            trace = traces.get((kind, variant))
+            lanes = "-" if trace is None else f"{tracing.contention(trace):.1f}"
+            cells.append(f"{duration(timings[kind, variant].median_ms)} · {lanes}")
         rows.append([variant, *cells])
+    fastest = [min(variants, key=lambda v: timings[kind, v].median_ms) for kind in kinds]
+    rows.append(["fastest", *fastest])
     return header, rows
-
-
-def fastest(shown) -> str:
-    """'fastest on photograph: ...; random bytes: ...': the quickest variant per kind of data."""
-    kinds = shown.data["columns"][1:]
-    rows = shown.data["rows"]
-    best = [min(rows, key=lambda row: row[k])[0] for k in range(1, len(kinds) + 1)]
-    return "fastest on " + "; ".join(f"{kind}: {b}" for kind, b in zip(kinds, best, strict=True))
 
 
 def crossover(

@@ -9,8 +9,6 @@ threads with warp shuffles, and one atomic per block adds the blocks.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import cuda, float32
 
@@ -186,25 +184,6 @@ def parallel_sum(a, *, variant: str = GRID_STRIDE, out=None):
         if blocks == 1:
             return sum_launch(steps, total, to_host)
         values = partials
-
-
-@functools.cache
-def _numba_reducer():
-    """Numba's reduction with + (built once: building it compiles nothing yet)."""
-    return cuda.reduce(lambda x, y: x + y)
-
-
-def numba_reduce_sum(a, *, out=None):
-    """Numba's built-in `cuda.reduce` with +, the library peer of the ladder; same return rules."""
-    d_a, _ = launch.device_input(a, name="a", dtypes=np.float32, ndim=1)
-    if out is None:
-        return float(_numba_reducer()(d_a))
-    total = launch.device_output(out, (1,), np.float32, inputs=(d_a,))
-    _numba_reducer()(d_a, res=total.device)
-    if total.host is not None:
-        total.device.copy_to_host(total.host)
-        return total.host
-    return total.device
 
 
 ARRAY_TO_SUM = ["void(float32[::1], float32[::1])"]  # (a, total or partial sums)

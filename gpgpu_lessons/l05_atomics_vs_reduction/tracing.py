@@ -4,10 +4,11 @@
 warp asks of memory; the counts mean the same on any machine, so they stand beside the GPU's
 times. Here it traces the lesson's own kernels on small inputs (one or two blocks):
 
-- `trace_ladder`: the first launch of every rung of the parallel sum on TRACED_SUM floats;
+- `trace_ladder`: the first launch of every rung of the parallel sum on TRACED_SUM floats
+  (`RUNG_3_ADD`: the line of rung 3 whose bank conflict the lesson pictures);
 - `trace_histograms`: the four histograms on TRACED_PIXELS pixels of each kind of data
   (`histogram_samples`: warps' worth of pixels spread over the images the GPU run measures);
-- `ladder_counts` and `contention`: the numbers the lesson's tables show.
+- `ladder_counts` and `contention`: the numbers `tables.sums` and `tables.histograms` show.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def line_of(kernel, text: str) -> int:
         if text in line:
             return first + k
     raise ValueError(f"{function.__name__} has no line with {text!r}")
+
+
+RUNG_3_ADD = line_of(textbook.sum_interleaved_bank_conflicts, "partial[2 * s * tid] +=")
+"""The line of rung 3 that adds at index 2 * s * tid: its shared loads conflict in banks."""
 
 
 def rung_launch(variant: str, size: int) -> tuple:
@@ -101,8 +106,13 @@ def histogram_samples(shape: tuple[int, int] = histogram.LESSON_IMAGE) -> dict:
     return {kind: warp_sample(histogram.sample_image(kind, shape)) for kind in histogram.DATA}
 
 
-def trace_histograms(samples: dict) -> dict:
-    """{(kind of data, variant): Trace} of every histogram on each sample, one block of threads."""
+def trace_histograms(samples: dict | None = None) -> dict:
+    """{(kind of data, variant): Trace} of every histogram on each sample, one block of threads.
+
+    samples: {kind of data: pixels}; by default `histogram_samples()`, warps of the images the
+    lesson measures on a GPU.
+    """
+    samples = histogram_samples() if samples is None else samples
     traces = {}
     for kind, pixels in samples.items():
         for variant, kernel in histogram.HISTOGRAMS.items():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gpgpu_lessons import images, results
+from gpgpu_lessons import images
 from gpgpu_lessons.l05_atomics_vs_reduction import histogram, tables, tracing
 from gpgpu_lessons.timing import Timing
 
@@ -114,7 +114,7 @@ def test_warp_sample_takes_whole_warps_spread_over_the_image():
 
 
 @pytest.fixture(scope="module")
-def traced_lanes():
+def traced():
     samples = {
         "photograph": tracing.warp_sample(histogram.sample_image("photograph", (1024, 1024))),
         "random bytes": tracing.warp_sample(histogram.sample_image("random bytes", (64, 64))),
@@ -122,7 +122,12 @@ def traced_lanes():
     }
     traces = tracing.trace_histograms(samples)
     assert all(not t.hazards for t in traces.values())
-    return {key: tracing.contention(trace) for key, trace in traces.items()}
+    return traces
+
+
+@pytest.fixture(scope="module")
+def traced_lanes(traced):
+    return {key: tracing.contention(trace) for key, trace in traced.items()}
 
 
 def test_the_tracer_sees_the_queues_the_cures_remove(traced_lanes):
@@ -134,20 +139,19 @@ def test_the_tracer_sees_the_queues_the_cures_remove(traced_lanes):
         assert all(traced_lanes[kind, aggregated] == 1 for kind in histogram.DATA)
 
 
-def test_the_histogram_table_puts_gpu_times_beside_the_lanes(traced_lanes):
+def test_the_histogram_table_puts_gpu_times_beside_the_lanes(traced):
     timings = {
         (kind, v): Timing(v, [0.1 * (1 + k) if kind != "one value" else 1 / (1 + k)])
         for kind in histogram.DATA
         for k, v in enumerate(histogram.HISTOGRAMS)
     }
-    header, rows = tables.histogram_times(timings, histogram.DATA, histogram.HISTOGRAMS)
-    shown = results.Shown(
-        {"kind": "table", "title": "t", "size": "s", "columns": header, "rows": rows}, "H", False
-    )
-    header, rows = tables.histograms_beside_trace(shown, traced_lanes)
+    header, rows = tables.histograms(timings, traced)
     assert header[1] == "photograph: time · lanes on one bin"
+    assert [row[0] for row in rows] == [*histogram.HISTOGRAMS, "fastest"]
     assert rows[0][3] == "1 ms · 32.0" and rows[1][1] == "200 µs · 1.0"
-    assert tables.fastest(shown) == (
-        "fastest on photograph: global atomics; random bytes: global atomics; "
-        "one value: block-private + warp-aggregated"
-    )
+    assert rows[-1] == [
+        "fastest",
+        "global atomics",
+        "global atomics",
+        "block-private + warp-aggregated",
+    ]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from gpgpu_lessons import results, runtime, trace_kernel
+from gpgpu_lessons import runtime, trace_kernel
 from gpgpu_lessons.l05_atomics_vs_reduction import fast, figures, tables, textbook, tracing
 from gpgpu_lessons.timing import Timing
 
@@ -43,13 +43,6 @@ def test_out_is_overwritten_never_added_to(rng, variant):
     host_out = np.full(1, np.nan, dtype=np.float32)
     assert textbook.parallel_sum(a, variant=variant, out=host_out) is host_out
     check_sum(host_out[0], a)
-
-
-def test_numba_reduce_peer(rng):
-    a = rng.random(300, dtype=np.float32)
-    check_sum(textbook.numba_reduce_sum(a), a)
-    out = poisoned_total()
-    check_sum(textbook.numba_reduce_sum(cuda.to_device(a), out=out).copy_to_host()[0], a)
 
 
 def test_bad_options_are_named():
@@ -176,12 +169,22 @@ def test_trees_figure_reads_from_the_back_of_the_room_and_bad_tree():
         figures.tree_pairs(textbook.GRID_STRIDE)
 
 
-def test_speedups_table_names_its_ceiling_and_writes_numbers_for_people():
+def test_sums_table_names_its_ceiling_and_writes_numbers_for_people():
     slow, quick = Timing("slow", [4.0], 400), Timing("fast", [1.0], 400)
-    header, rows = tables.speedups([slow, quick], ceiling=Timing("device read", [0.5], 400))
-    assert header[3] == "% of device read" and header[-2:] == ["step speed-up", "cumulative"]
+    header, rows = tables.sums([slow, quick], ceiling=Timing("device copy", [0.5], 400))
+    assert header[3] == "% of device copy" and header[-2:] == ["step speed-up", "cumulative"]
     assert rows[0][1] == "4 ms" and rows[0][4] is None
     assert rows[1][4] == "4x" and rows[1][5] == "4x" and rows[1][3] == 50
+
+
+def test_sums_table_relative_to_one_row():
+    rows_in = [Timing("ours", [2.0], 400), Timing("cupy.sum (CUB)", [1.0], 400)]
+    header, rows = tables.sums(rows_in, Timing("device copy", [0.5], 400), relative_to="cupy.sum")
+    assert header == ["variant", "time", "GB/s", "% of device copy", "speed vs cupy.sum"]
+    assert rows[0] == ["ours", "2 ms", 0, 25, "0.50x"]
+    assert rows[1][2:] == [0, 50, "1.00x"]
+    header, rows = tables.sums(rows_in, relative_to="numba")  # no such row: no speeds
+    assert header[3] == "% of ceiling" and [r[3:] for r in rows] == [[None, ""], [None, ""]]
 
 
 def test_seed_rows_put_ours_beside_the_seeds():
@@ -196,20 +199,11 @@ def test_seed_rows_put_ours_beside_the_seeds():
     ]
 
 
-def test_small_numbers_are_written_for_people():
-    assert [tables.small(x) for x in (0, 0.87, 5.2e-8, 3.1e-7)] == [
-        "0",
-        "0.87",
-        "5.2 × 10⁻⁸",
-        "3.1 × 10⁻⁷",
-    ]
-
-
 # ---- the ladder through the tracer --------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def ladder_counts():
+def ladder_traces():
     a = np.random.default_rng(2).random(tracing.TRACED_SUM, dtype=np.float32)
     rungs = (
         textbook.ATOMIC_PER_ELEMENT,
@@ -218,7 +212,12 @@ def ladder_counts():
         "sequential addressing",
         textbook.GRID_STRIDE,
     )
-    return {rung: tracing.ladder_counts(t) for rung, t in tracing.trace_ladder(a, rungs).items()}
+    return tracing.trace_ladder(a, rungs)
+
+
+@pytest.fixture(scope="module")
+def ladder_counts(ladder_traces):
+    return {rung: tracing.ladder_counts(t) for rung, t in ladder_traces.items()}
 
 
 def test_the_tracer_counts_what_the_notes_say(ladder_counts):
@@ -244,8 +243,8 @@ def test_rung_3_at_stride_4_is_an_8_way_bank_conflict():
     kernel = textbook.sum_interleaved_bank_conflicts
     a = np.random.default_rng(2).random(textbook.BLOCK, dtype=np.float32)
     trace = trace_kernel(kernel, 1, textbook.BLOCK, a, np.zeros(1, np.float32))
-    line = tracing.line_of(kernel, "partial[2 * s * tid] +=")
-    lanes = trace.lanes(line, space="shared", op="load", occurrence=2)
+    assert tracing.RUNG_3_ADD == tracing.line_of(kernel, "partial[2 * s * tid] +=")
+    lanes = trace.lanes(tracing.RUNG_3_ADD, space="shared", op="load", occurrence=2)
     assert [index for _, _, index, *_ in lanes[:3]] == [(0,), (8,), (16,)]
     banks = Counter(bank for *_, bank in lanes)
     assert sorted(banks) == [0, 8, 16, 24] and set(banks.values()) == {8}
@@ -260,15 +259,16 @@ def test_rung_launches_and_bad_names():
         tracing.line_of(textbook.sum_sequential, "not in the kernel")
 
 
-def test_the_ladder_table_puts_gpu_times_beside_the_counts(ladder_counts):
-    header, rows = tables.speedups([Timing(r, [1.0 + k]) for k, r in enumerate(ladder_counts)])
-    shown = results.Shown(
-        {"kind": "table", "title": "t", "size": "s", "columns": header, "rows": rows}, "H", False
-    )
-    header, rows = tables.ladder_beside_trace(shown, ladder_counts)
+def test_the_ladder_table_puts_gpu_times_beside_the_counts(ladder_traces):
+    timings = [Timing(r, [1.0 + k]) for k, r in enumerate(ladder_traces)]
+    timings.append(Timing("cupy.sum (CUB)", [0.5]))  # a library sum: nothing of ours to trace
+    header, rows = tables.sums(timings, traces=ladder_traces)
     assert header[:3] == ["rung", "time", "shared requests"]
+    assert [row[0] for row in rows] == list(ladder_traces)
     assert rows[0] == [textbook.ATOMIC_PER_ELEMENT, "1 ms", 0, "-", "-", "512 (32)"]
     assert rows[2][1:5] == ["3 ms", 90, "22.7", "3.3"]
+    # grid stride: 8 warps store their sums (one lane each), warp 0 reads the 8 back
+    assert rows[-1][1:] == ["5 ms", 9, "1.8", "1.0", "1 (1)"]
 
 
 def test_a_sampled_trace_of_the_hand_over_leaves_later_sums_right(rng):
