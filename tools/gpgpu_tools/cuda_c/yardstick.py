@@ -39,6 +39,7 @@ TWINS = {  # Numba kernel -> its C twin in yardstick.cu
     "tiled": "tiled",
     "padded": "padded",
     "padded, whole-row loads": "padded",
+    "padded, full tiles unchecked": "padded",
 }
 
 
