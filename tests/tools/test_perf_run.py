@@ -34,6 +34,7 @@ def test_the_run_checks_every_kernel_and_writes_its_records(tmp_path, capsys):
         "padded",
         "padded, whole-row loads",
         "padded, full tiles unchecked",
+        "padded, unsigned indices",
     }
 
 

@@ -8,10 +8,13 @@ the four go together; the yardstick times them as "tiled" and "padded". The othe
 
 - `whole`: a thread whose four rows are all inside loads without checks; the others check;
 - `full tiles`: a block whose whole tile is inside loads and stores without any check, as
-  Harris's kernel does everywhere; the edge tiles check both.
+  Harris's kernel does everywhere; the edge tiles check both;
+- `unsigned`: the textbook kernel with uint32 indices. Numba reads a negative index from the
+  end of its axis, so every signed index costs a shift, an and and an add (the wraparound) in
+  the PTX; an unsigned one cannot be negative, and C has no such rule.
 """
 
-from numba import cuda, float32
+from numba import cuda, float32, uint32
 
 from gpgpu_lessons.l03_bank_conflicts.textbook import PADDED, ROWS, TILE
 
@@ -63,9 +66,28 @@ def padded_full_tiles(a, out):
                 out[y + j, x] = tile[tx, ty + j]
 
 
+@cuda.jit
+def padded_unsigned(a, out):
+    """The padded transpose with unsigned indices: no negative-index wraparound."""
+    tile = cuda.shared.array((TILE, PADDED), float32)
+    tx, ty = uint32(cuda.threadIdx.x), uint32(cuda.threadIdx.y)
+    h, w = uint32(a.shape[0]), uint32(a.shape[1])
+    x, y = uint32(cuda.blockIdx.x * TILE) + tx, uint32(cuda.blockIdx.y * TILE) + ty
+    for j in range(0, TILE, ROWS):
+        row = y + uint32(j)
+        tile[ty + uint32(j), tx] = a[min(row, h - uint32(1)), min(x, w - uint32(1))]
+    cuda.syncthreads()
+    x, y = uint32(cuda.blockIdx.y * TILE) + tx, uint32(cuda.blockIdx.x * TILE) + ty
+    for j in range(0, TILE, ROWS):
+        row = y + uint32(j)
+        if x < h and row < w:
+            out[row, x] = tile[tx, ty + uint32(j)]
+
+
 SPELLINGS = {
     "padded, whole-row loads": padded_whole,
     "padded, full tiles unchecked": padded_full_tiles,
+    "padded, unsigned indices": padded_unsigned,
 }
 MATRIX = "void(float32[:, ::1], float32[:, ::1])"
 SIGNATURES = {kernel: [MATRIX] for kernel in SPELLINGS.values()}

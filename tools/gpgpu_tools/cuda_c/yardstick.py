@@ -40,6 +40,7 @@ TWINS = {  # Numba kernel -> its C twin in yardstick.cu
     "padded": "padded",
     "padded, whole-row loads": "padded",
     "padded, full tiles unchecked": "padded",
+    "padded, unsigned indices": "padded",
 }
 
 
