@@ -10,12 +10,15 @@ CSV, checks that ncu names the kernels LAUNCHES expects and records the measured
 ``03_bank_conflicts/ncu_counters`` (GPGPU_LESSONS_RECORD must name a folder). Without a GPU or
 without ncu it says why and exits 0. `show` puts the recorded counters beside the kernel
 tracer's counts of the same kernels (`banks`), which any machine computes; `seed_000_table`
-puts seed 000's kernel times beside this run's (and ncu's, when recorded on this GPU).
+puts seed 000's kernel times beside this run's (and ncu's, when recorded on this GPU);
+`beside_cuda_c` shows the yardstick: the transposes beside the same kernels in CUDA C (Harris's
+transpose.cu), timed by `python -m gpgpu_tools.perf_run` and recorded in recorded/yardstick/.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -278,6 +281,38 @@ def show() -> None:
     )
     display(Markdown(f"**{title}** ({where}); tracer: the kernels' first tile, traced here"))
     notebook.table(*summary(data, predictions()))
+
+
+YARDSTICK = results.RECORDED_DIR / "yardstick"
+CUDA_C_COLUMNS = ["kernel", "Numba (ms)", "CUDA C (ms)", "Numba / C"]
+
+
+def cuda_c_rows(record: dict) -> list[list]:
+    """One yardstick record's rows: each Numba kernel, its C twin's time and the ratio."""
+    return [
+        [row["kernel"], row["numba_ms"], row["c_ms"], f"{row['numba_over_c']:.2f}x"]
+        for row in record["table"]
+    ]
+
+
+def beside_cuda_c(folder: Path = YARDSTICK) -> None:
+    """Display the yardstick recorded on this GPU (every recorded GPU where it has none)."""
+    from IPython.display import Markdown, display
+
+    from .. import notebook
+
+    paths = sorted(folder.glob("*.json"))
+    here = [p for p in paths if p.stem == results.slug(runtime.device_info().name)]
+    for path in here or paths:
+        record = json.loads(path.read_text())
+        side, dtype = record["side"], record["dtype"]
+        display(
+            Markdown(
+                f"**Beside CUDA C, {side} x {side} {dtype}** (recorded on the {record['gpu']}, "
+                f"{record['date']}: `python -m gpgpu_tools.perf_run`)"
+            )
+        )
+        notebook.table(CUDA_C_COLUMNS, cuda_c_rows(record))
 
 
 def why_not() -> str | None:
