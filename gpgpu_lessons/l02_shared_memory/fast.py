@@ -311,18 +311,18 @@ def flip_short_rows(src, dst, dst_words, dst_lead, height, row_bytes):
 
 
 @functools.cache
-def short_rows_kernel(horizontal: bool, channels: int, index_bits: int):
-    """flip_short_rows for this flip, pixel and index width, compiled once under its own name."""
+def short_rows_kernel(horizontal: bool, channels: int, index_bits: int, per_thread: int):
+    """flip_short_rows for this flip, pixel, index width and words per thread, compiled once."""
     kind = f"horizontal_{'gray' if channels == 1 else 'rgb'}" if horizontal else "vertical"
     return specialise(
         flip_short_rows,
-        f"flip_short_rows_{kind}_{SHORT_WORD_BYTES}B_x{SHORT_PER_THREAD}_i{index_bits}",
+        f"flip_short_rows_{kind}_{SHORT_WORD_BYTES}B_x{per_thread}_i{index_bits}",
         device_functions=(mirrored_byte, source_place, next_source, gathered_word),
         inline_device_functions=True,
         WORD=WORD_TYPES[SHORT_WORD_BYTES],
         BYTES_PER_WORD=SHORT_WORD_BYTES,
         GROUP_WORDS=channels if horizontal else 1,
-        PER_THREAD=SHORT_PER_THREAD,
+        PER_THREAD=per_thread,
         INDEX=uint32 if index_bits == 32 else int64,
         MIRRORED=horizontal,
     )
@@ -335,16 +335,16 @@ def takes_short_rows(shape, size: int) -> bool:
     return width > 1 and size >= SHORT_MIN_BYTES and size // height < SHORT_ROW_BYTES
 
 
-def short_rows_steps(d_src, d_dst, horizontal: bool) -> tuple:
+def short_rows_steps(d_src, d_dst, horizontal: bool, per_thread: int = SHORT_PER_THREAD) -> tuple:
     """The launch of flip_short_rows flipping the (height, width, channels) d_src into d_dst."""
     height, _, channels = d_src.shape
     src, dst = d_src.reshape(d_src.size), d_dst.reshape(d_dst.size)
     dst_lead, dst_words = aligned_words(dst, SHORT_WORD_BYTES)
     index_bits = 32 if src.size < SHORT_INDEX_BYTES else 64
-    kernel = short_rows_kernel(horizontal, channels, index_bits)
-    per_thread_words = launch.blocks_for(dst_words.size, SHORT_PER_THREAD)
+    kernel = short_rows_kernel(horizontal, channels, index_bits, per_thread)
+    per_thread_words = launch.blocks_for(dst_words.size, per_thread)
     threads = min(SHORT_THREADS, WARP_SIZE * max(1, launch.blocks_for(per_thread_words, WARP_SIZE)))
-    blocks = launch.grid_1d(dst_words.size, threads * SHORT_PER_THREAD)
+    blocks = launch.grid_1d(dst_words.size, threads * per_thread)
     args = (src, dst, dst_words, dst_lead, height, src.size // height)
     return (launch.Step(kernel, blocks, threads, args),)
 
@@ -554,7 +554,7 @@ SIGNATURES = {
     },
     flip_short_rows: [SHORT_SIGNATURE],  # as written: vertical, 32-bit indices
     **{
-        short_rows_kernel(horizontal, channels, bits): [SHORT_SIGNATURE]
+        short_rows_kernel(horizontal, channels, bits, SHORT_PER_THREAD): [SHORT_SIGNATURE]
         for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
         for channels in every_channels
         for bits in (32, 64)

@@ -8,6 +8,8 @@ that are no whole number of words, outputs that start at any byte, host and devi
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from numba import cuda
 
 from gpgpu_lessons.l02_shared_memory import fast
@@ -56,6 +58,24 @@ def test_short_rows_match_numpy_at_any_offset(shape, horizontal, offsets):
     around = np.delete(allocation.copy_to_host(), range(offsets[1], offsets[1] + a.size))
     assert (around == FILL).all(), "a byte outside the output changed"
     np.testing.assert_array_equal(d_src.copy_to_host(), a)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    height=st.integers(1, 40),
+    width=st.integers(2, 30),
+    rgb=st.booleans(),
+    horizontal=st.booleans(),
+    offsets=st.tuples(st.integers(0, 15), st.integers(0, 15)),
+)
+def test_any_small_image_at_any_offsets(height, width, rgb, horizontal, offsets):
+    shape = (height, width, 3) if rgb else (height, width)
+    a = random_image(shape, seed=height * width)
+    _, d_src = placed(a, offsets[0])
+    _, d_out = placed(np.zeros_like(a), offsets[1])
+    wrapper = fast.flip_horizontal_fast if horizontal else fast.flip_vertical_fast
+    assert wrapper(d_src, out=d_out) is d_out
+    np.testing.assert_array_equal(d_out.copy_to_host(), np.flip(a, axis=1 if horizontal else 0))
 
 
 @pytest.mark.parametrize("wrapper", [fast.flip_horizontal_fast, fast.flip_vertical_fast])

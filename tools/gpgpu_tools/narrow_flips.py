@@ -4,7 +4,8 @@
 flip_vertical_fast (prepared launches, back to back) on SHAPES, uint8, beside the
 device-to-device copy of the same bytes in the same run, and beside them the two kernels
 that the wrapper may take instead: the general kernels of `fast.flip_words` (options given) and
-`flip_short_rows` (whatever the row length), to place SHORT_ROW_BYTES. Every result is checked
+`flip_short_rows` (whatever the row length; 1, 2 and 4 words per thread), to place
+SHORT_ROW_BYTES and SHORT_PER_THREAD. Every result is checked
 against NumPy on a sample of rows. One line per shape and direction: ms, GB/s, x copy, the
 kernel the wrapper took, the others' x copy.
 In the simulator it flips TINY_SHAPES (the short-rows path for any size) and checks only.
@@ -32,20 +33,25 @@ SHAPES = [
     (9159, 9161, 3),
 ]
 TINY_SHAPES = [(41, 3), (9, 40), (5, 77), (33, 1), (1, 33), (7, 9), (5, 7, 3)]
+SHORT_PER_THREAD = (1, 2, 4)  # words per thread of flip_short_rows timed (the fast module's: 2)
 SAMPLE_ROWS = 64  # random rows checked besides the first and last 8
 
 
-def checked(d_image, d_out, horizontal: bool) -> None:
-    """Raise unless d_out is d_image flipped, on the first and last rows and a random sample."""
-    height = d_image.shape[0]
+def sample_rows(height: int) -> np.ndarray:
+    """The rows checked: the first and last 8 and SAMPLE_ROWS random ones."""
     rng = np.random.default_rng(height)
-    rows = np.unique(
-        np.r_[0 : min(8, height), max(0, height - 8) : height, rng.integers(0, height, SAMPLE_ROWS)]
-    )
-    image, out = d_image.copy_to_host(), d_out.copy_to_host()
+    ends = np.r_[0 : min(8, height), max(0, height - 8) : height]
+    return np.unique(np.r_[ends, rng.integers(0, height, SAMPLE_ROWS)])
+
+
+def checked(image, d_out, horizontal: bool) -> None:
+    """Raise unless d_out holds the host image flipped, on the rows of sample_rows."""
+    height = image.shape[0]
+    rows = sample_rows(height)
+    out = np.stack([d_out[r : r + 1].copy_to_host()[0] for r in rows])  # rows only: fast
     expected = image[rows, ::-1] if horizontal else image[height - 1 - rows]
-    if not np.array_equal(out[rows], expected):
-        raise AssertionError(f"{d_image.shape} {'horizontal' if horizontal else 'vertical'}: wrong")
+    if not np.array_equal(out, expected):
+        raise AssertionError(f"{image.shape} {'horizontal' if horizontal else 'vertical'}: wrong")
 
 
 def kernel_names(prepared) -> str:
@@ -67,18 +73,25 @@ def others(d_image, d_out, horizontal: bool) -> dict:
             per_thread=fast.FLIP_PER_THREAD,
             block=fast.FLIP_BLOCK,
         ),
-        "short rows": launch.Launch(
-            fast.short_rows_steps(d_image.reshape(shape), d_out.reshape(shape), horizontal), d_out
-        ),
+        **{
+            f"short rows x{per_thread}": launch.Launch(
+                fast.short_rows_steps(
+                    d_image.reshape(shape), d_out.reshape(shape), horizontal, per_thread
+                ),
+                d_out,
+            )
+            for per_thread in SHORT_PER_THREAD
+        },
     }
 
 
-def measure(shape, horizontal: bool, copy_ms: float | None, d_image, d_out) -> dict:
+def measure(shape, horizontal: bool, copy_ms: float | None, d_image, d_out, image) -> dict:
     """One flip of one shape by the wrapper, checked and (on a GPU) timed; the others beside."""
     wrapper = fast.flip_horizontal_fast if horizontal else fast.flip_vertical_fast
     prepared = wrapper.prepare(d_image, out=d_out)
+    poison(d_out)
     prepared()
-    checked(d_image, d_out, horizontal)
+    checked(image, d_out, horizontal)
     row = {"shape": list(shape), "horizontal": horizontal, "kernel": kernel_names(prepared)}
     nbytes = 2 * d_image.nbytes
     if copy_ms is not None:
@@ -93,7 +106,7 @@ def measure(shape, horizontal: bool, copy_ms: float | None, d_image, d_out) -> d
         else:
             other_ms = timing.benchmark(other, bytes_moved=nbytes).median_ms
             row["others"][name]["of_copy"] = copy_ms / other_ms
-        checked(d_image, d_out, horizontal)  # the output of its last run
+        checked(image, d_out, horizontal)  # the output of its last run
     row["copy_ms"] = copy_ms
     return row
 
@@ -121,6 +134,7 @@ def main(argv=None) -> int:
     rows = []
     for shape in TINY_SHAPES if simulated else SHAPES:
         d_image = random_array(shape, np.uint8, seed=len(rows))
+        image = d_image.copy_to_host()  # the reference, once per shape
         d_out = random_array(shape, np.uint8, seed=len(rows) + 1)  # other bytes: none left
         copy_ms = None
         if not simulated:  # the same bytes, the same run
@@ -129,7 +143,7 @@ def main(argv=None) -> int:
             ).median_ms
             print(f"{' x '.join(map(str, shape)):>18}       copy {copy_ms:9.3f} ms", flush=True)
         for horizontal in (True, False):
-            rows.append(measure(shape, horizontal, copy_ms, d_image, d_out))
+            rows.append(measure(shape, horizontal, copy_ms, d_image, d_out, image))
             print(line(rows[-1]), flush=True)
         del d_image, d_out
     if args.json:
