@@ -235,11 +235,13 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
 
 # ---- short rows: threads over the output's words, not its rows ---------------------------------
 
-# The row kernels give each row whole warps: the bulk path's warp moves 32 x 4 words of 16 bytes
-# (2048 bytes of a row), the general path's block 128 x 2 words of 8 bytes (2048), so a row of
-# 3 bytes keeps 3 lanes of a warp busy. Below SHORT_ROW_BYTES a row leaves lanes idle, and
-# `flip_short_rows` spreads the threads over the output's aligned words instead: its work per
-# byte does not depend on the rows. Images under SHORT_MIN_BYTES stay on the row kernels: a
+# The row kernels give each row whole warps, and each row its own edge bytes and index math: the
+# bulk path's warp moves up to 32 x 4 words of 16 bytes of a row (2048 bytes), the general path's
+# block 128 x 2 words of 8 bytes (2048; RGB 6144), so a row of 3 bytes keeps 3 lanes of 32 busy,
+# and on the H200 rows of 777 bytes ran at 0.46-0.48x the copy, rows of 16383 at 0.61-0.65x.
+# Below SHORT_ROW_BYTES, `flip_short_rows` spreads the threads over the output's aligned words
+# instead: its work per byte does not depend on the rows (`python -m gpgpu_tools.narrow_flips`
+# times both sides of the threshold). Images under SHORT_MIN_BYTES stay on the row kernels: a
 # launch's time whichever kernel runs (and the kernels the lesson shows, on its small images).
 SHORT_ROW_BYTES = 2048
 SHORT_MIN_BYTES = 2**20
@@ -250,9 +252,9 @@ SHORT_INDEX_BYTES = 2**31  # images below this many bytes index with 32-bit arit
 
 # The constants of flip_short_rows (with WORD, BYTES_PER_WORD, GROUP_WORDS: the pixel's channels,
 # PER_THREAD); `short_rows_kernel` compiles them with other values. As written: vertical, 32-bit.
-INDEX = (
-    uint32  # index arithmetic: uint32 below SHORT_INDEX_BYTES (no negative-index check), else int64
-)
+# INDEX: the index arithmetic, uint32 below SHORT_INDEX_BYTES (one 32-bit division a word, and
+# no check for negative indices), int64 above.
+INDEX = uint32
 MIRRORED = False  # a horizontal flip: each output byte from the mirrored pixel of its row
 
 
@@ -274,7 +276,8 @@ def next_source(s, c, channel, row_bytes):
     s, c, channel = s + 1, c + 1, channel + 1
     if c == row_bytes:  # the row done: the next source row (horizontal) or the one above
         s, c = (s + 2 * row_bytes if MIRRORED else s - 2 * row_bytes), 0
-    if MIRRORED and channel == GROUP_WORDS:  # the pixel done: on to the mirrored pixel's left
+    # the pixel done (after the row's step: s never goes below 0): the mirrored pixel's left
+    if MIRRORED and channel == GROUP_WORDS:
         s, channel = s - 2 * GROUP_WORDS, 0
     return INDEX(s), INDEX(c), INDEX(channel)
 
