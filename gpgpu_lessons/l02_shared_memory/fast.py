@@ -16,8 +16,7 @@ small load in flight: far from what the memory system can deliver. The tricks, o
    (`read_words`): two aligned loads and a funnel shift;
 8. one pixel per row: an N x 1 image's vertical flip mirrors the pixels of ONE row (1 x N), and
    its horizontal flip is a copy (the vertical flip of one row);
-9. short rows (`flip_short_rows`): threads over the output's aligned words, not its rows, each
-   byte of a word gathered from its source: a row of 3 bytes no longer leaves 29 lanes idle.
+9. short rows (`flip_short_rows`): threads over the output's words, not rows; bytes gathered.
 
 The shifts and edges cost instructions and registers: these general kernels run below the copy
 (the bench's awkward shapes: `python -m gpgpu_tools.bench --record`, recorded in
