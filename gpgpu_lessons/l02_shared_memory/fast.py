@@ -15,7 +15,8 @@ small load in flight: far from what the memory system can deliver. The tricks, o
    flight. The bytes an aligned output word needs may start anywhere in the source
    (`read_words`): two aligned loads and a funnel shift;
 8. one pixel per row: an N x 1 image's vertical flip mirrors the pixels of ONE row (1 x N), and
-   its horizontal flip is a copy (the vertical flip of one row).
+   its horizontal flip is a copy (the vertical flip of one row);
+9. short rows (`flip_short_rows`): threads over the output's words, not rows; bytes gathered.
 
 The shifts and edges cost instructions and registers: these general kernels run below the copy
 (the bench's awkward shapes: `python -m gpgpu_tools.bench --record`, recorded in
@@ -31,7 +32,7 @@ import dataclasses
 import functools
 
 import numpy as np
-from numba import cuda, uint32, uint64
+from numba import cuda, int64, uint32, uint64
 
 from .. import launch
 from ..hardware import WARP_SIZE
@@ -126,6 +127,12 @@ def row_layout(row, row_bytes, dst_lead):
 
 
 @cuda.jit(device=True, inline="always")
+def mirrored_byte(row_bytes, b):
+    """Where byte b of an output row comes from in its row: the mirrored pixel, same channel."""
+    return row_bytes - (b // GROUP_WORDS + 1) * GROUP_WORDS + b % GROUP_WORDS
+
+
+@cuda.jit(device=True, inline="always")
 def move_edge(src, dst, row, source, row_bytes, head, groups, first, mirrored):
     """The bytes before and after the row's groups, one per thread of the row's first run;
     mirrored (a horizontal flip): each from the mirrored pixel."""
@@ -133,8 +140,7 @@ def move_edge(src, dst, row, source, row_bytes, head, groups, first, mirrored):
     if first < cuda.blockDim.x:  # the first run: `first` is the thread's x
         for j in range(first, row_bytes - groups * group, cuda.blockDim.x):
             b = j if j < head else j + groups * group  # byte b of the output row
-            pixel = row_bytes - (b // GROUP_WORDS + 1) * GROUP_WORDS + b % GROUP_WORDS
-            dst[row + b] = src[source + (pixel if mirrored else b)]
+            dst[row + b] = src[source + (mirrored_byte(row_bytes, b) if mirrored else b)]
 
 
 @cuda.jit
@@ -190,7 +196,15 @@ def flip_horizontal_words(
                 write_reversed(dst_words, out + g * GROUP_WORDS, held, k * GROUP_WORDS)
 
 
-DEVICE_FUNCTIONS = (funnel, read_words, row_layout, move_edge, reversed_word, write_reversed)
+DEVICE_FUNCTIONS = (
+    funnel,
+    read_words,
+    row_layout,
+    mirrored_byte,
+    move_edge,
+    reversed_word,
+    write_reversed,
+)
 
 
 @functools.cache
@@ -216,6 +230,125 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
         PER_THREAD=per_thread,
         HELD_WORDS=per_thread * channels,
     )
+
+
+# ---- short rows: threads over the output's words, not its rows ---------------------------------
+
+# The row kernels give each row whole warps, and each row its own edge bytes and index math: the
+# bulk path's warp moves up to 32 x 4 words of 16 bytes of a row (2048 bytes), the general path's
+# block 128 x 2 words of 8 bytes (2048; RGB 6144), so a row of 3 bytes keeps 3 lanes of 32 busy,
+# and on the H200 rows of 777 bytes ran at 0.46-0.48x the copy, rows of 16383 at 0.61-0.65x.
+# Below SHORT_ROW_BYTES, `flip_short_rows` spreads the threads over the output's aligned words
+# instead: its work per byte does not depend on the rows (`python -m gpgpu_tools.narrow_flips`
+# times both sides of the threshold). Images under SHORT_MIN_BYTES stay on the row kernels: a
+# launch's time whichever kernel runs (and the kernels the lesson shows, on its small images).
+SHORT_ROW_BYTES = 2048
+SHORT_MIN_BYTES = 2**20
+SHORT_WORD_BYTES = 8  # the output word a thread writes
+SHORT_PER_THREAD = FLIP_PER_THREAD
+SHORT_THREADS = 256
+SHORT_INDEX_BYTES = 2**31  # images below this many bytes index with 32-bit arithmetic
+
+# The constants of flip_short_rows (with WORD, BYTES_PER_WORD, GROUP_WORDS: the pixel's channels,
+# PER_THREAD); `short_rows_kernel` compiles them with other values. As written: vertical, 32-bit.
+# INDEX: the index arithmetic, uint32 below SHORT_INDEX_BYTES (one 32-bit division a word, and
+# no check for negative indices), int64 above.
+INDEX = uint32
+MIRRORED = False  # a horizontal flip: each output byte from the mirrored pixel of its row
+
+
+@cuda.jit(device=True, inline="always")
+def source_place(j, height, row_bytes):
+    """(where it comes from, its byte in the row, its channel) of output byte j."""
+    y, c = divmod(INDEX(j), INDEX(row_bytes))  # uint32: one 32-bit division
+    y, c = INDEX(y), INDEX(c)
+    if MIRRORED:  # horizontal: the same row, the mirrored pixel
+        source = y * row_bytes + mirrored_byte(row_bytes, c)
+    else:  # vertical: the same byte of row height-1-y
+        source = (height - 1 - y) * row_bytes + c
+    return INDEX(source), c, INDEX(c % GROUP_WORDS)
+
+
+@cuda.jit(device=True, inline="always")
+def next_source(s, c, channel, row_bytes):
+    """source_place of the next output byte, from this one's: along the row, then the next row."""
+    s, c, channel = s + 1, c + 1, channel + 1
+    if c == row_bytes:  # the row done: the next source row (horizontal) or the one above
+        s, c = (s + 2 * row_bytes if MIRRORED else s - 2 * row_bytes), 0
+    # the pixel done (after the row's step: s never goes below 0): the mirrored pixel's left
+    if MIRRORED and channel == GROUP_WORDS:
+        s, channel = s - 2 * GROUP_WORDS, 0
+    return INDEX(s), INDEX(c), INDEX(channel)
+
+
+@cuda.jit(device=True, inline="always")
+def gathered_word(src, start, height, row_bytes):
+    """The output word of bytes start.., each byte read from its place in the source."""
+    s, c, channel = source_place(start, height, row_bytes)
+    row_bytes = INDEX(row_bytes)  # the steps in INDEX arithmetic
+    word = WORD(src[s])
+    for b in range(1, BYTES_PER_WORD):
+        s, c, channel = next_source(s, c, channel, row_bytes)
+        word |= WORD(src[s]) << WORD(8 * b)
+    return word
+
+
+@cuda.jit
+def flip_short_rows(src, dst, dst_words, dst_lead, height, row_bytes):
+    """Thread t writes aligned output words t, t + T, ...: each byte gathered, whatever the rows."""
+    first = cuda.blockIdx.x * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    held = cuda.local.array(PER_THREAD, WORD)  # registers: the k loops unroll
+    for k in range(PER_THREAD):  # all loads first: a warp's bytes lie in a few cache lines
+        i = first + k * cuda.blockDim.x
+        if i < dst_words.size:
+            held[k] = gathered_word(src, dst_lead + i * BYTES_PER_WORD, height, row_bytes)
+    j = cuda.grid(1)  # the bytes before dst's first aligned word and after its last: one a thread
+    if j < dst.size - dst_words.size * BYTES_PER_WORD:
+        b = j if j < dst_lead else j + dst_words.size * BYTES_PER_WORD
+        dst[b] = src[source_place(b, height, row_bytes)[0]]
+    for k in range(PER_THREAD):
+        i = first + k * cuda.blockDim.x
+        if i < dst_words.size:
+            dst_words[i] = held[k]
+
+
+@functools.cache
+def short_rows_kernel(horizontal: bool, channels: int, index_bits: int, per_thread: int):
+    """flip_short_rows for this flip, pixel, index width and words per thread, compiled once."""
+    kind = f"horizontal_{'gray' if channels == 1 else 'rgb'}" if horizontal else "vertical"
+    return specialise(
+        flip_short_rows,
+        f"flip_short_rows_{kind}_{SHORT_WORD_BYTES}B_x{per_thread}_i{index_bits}",
+        device_functions=(mirrored_byte, source_place, next_source, gathered_word),
+        inline_device_functions=True,
+        WORD=WORD_TYPES[SHORT_WORD_BYTES],
+        BYTES_PER_WORD=SHORT_WORD_BYTES,
+        GROUP_WORDS=channels if horizontal else 1,
+        PER_THREAD=per_thread,
+        INDEX=uint32 if index_bits == 32 else int64,
+        MIRRORED=horizontal,
+    )
+
+
+def takes_short_rows(shape, size: int) -> bool:
+    """Whether the tuned flip of an image of this (height, width, channels) takes flip_short_rows;
+    N x 1 does not: its flips are those of ONE row (see flip_words)."""
+    height, width, _ = shape
+    return width > 1 and size >= SHORT_MIN_BYTES and size // height < SHORT_ROW_BYTES
+
+
+def short_rows_steps(d_src, d_dst, horizontal: bool, per_thread: int = SHORT_PER_THREAD) -> tuple:
+    """The launch of flip_short_rows flipping the (height, width, channels) d_src into d_dst."""
+    height, _, channels = d_src.shape
+    src, dst = d_src.reshape(d_src.size), d_dst.reshape(d_dst.size)
+    dst_lead, dst_words = aligned_words(dst, SHORT_WORD_BYTES)
+    index_bits = 32 if src.size < SHORT_INDEX_BYTES else 64
+    kernel = short_rows_kernel(horizontal, channels, index_bits, per_thread)
+    per_thread_words = launch.blocks_for(dst_words.size, per_thread)
+    threads = min(SHORT_THREADS, WARP_SIZE * max(1, launch.blocks_for(per_thread_words, WARP_SIZE)))
+    blocks = launch.grid_1d(dst_words.size, threads * per_thread)
+    args = (src, dst, dst_words, dst_lead, height, src.size // height)
+    return (launch.Step(kernel, blocks, threads, args),)
 
 
 # ---- wrappers --------------------------------------------------------------------------------
@@ -279,6 +412,9 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     d_src, to_host, shape = checks.image_input(image)
     output, d_dst = checks.image_output(out, d_src, shape)
     if word_bytes is None and per_thread is None and block is None:  # the tuned launch
+        if takes_short_rows(d_src.shape, d_src.size):  # rows of a few bytes: threads over words
+            steps = short_rows_steps(d_src, d_dst, horizontal)
+            return launch.Launch(steps, output.device, to_host, output.host, out_given=output.given)
         bulk = whole_rows.launch_whole_rows(d_src, d_dst, shape, horizontal, output, to_host)
         if bulk is not None:  # rows of whole aligned words: no shifts, no edge bytes
             return bulk
@@ -405,6 +541,8 @@ def _flip_signature(word_bytes: int) -> str:
     return f"void(uint8[::1], uint8[::1], {words}, {words}, int64, int64, int64, int64, int64)"
 
 
+SHORT_SIGNATURE = "void(uint8[::1], uint8[::1], uint64[::1], int64, int64, int64)"
+
 # every flip instance flip_words takes, at the tuned words per thread
 SIGNATURES = {
     negative_words: ["void(uint32[::1], uint32[::1], uint8[::1], uint8[::1])"],
@@ -415,5 +553,12 @@ SIGNATURES = {
         for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
         for channels in every_channels
         for b in WORD_BYTES
+    },
+    flip_short_rows: [SHORT_SIGNATURE],  # as written: vertical, 32-bit indices
+    **{
+        short_rows_kernel(horizontal, channels, bits, SHORT_PER_THREAD): [SHORT_SIGNATURE]
+        for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
+        for channels in every_channels
+        for bits in (32, 64)
     },
 }

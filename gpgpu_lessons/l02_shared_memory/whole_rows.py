@@ -6,7 +6,7 @@ vertical flip in 16-byte words (one ld.global.v2 each, device.vector), the horiz
 8-byte words of gray pixels (4-byte for RGB) whose pixels it reverses. On an H200 these ran at
 0.97-0.98x the device copy on 16384 x 16384 gray and 0.93-0.95x on 9216 x 9216 RGB, where the
 general kernels of `fast` (any row, any alignment) ran at 0.65-0.7x. `fast.flip_words` takes
-this path whenever the rows allow it.
+this path whenever the rows allow it, unless they are short (`fast.flip_short_rows`).
 """
 
 from __future__ import annotations
