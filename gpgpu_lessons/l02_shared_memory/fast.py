@@ -236,16 +236,17 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
 
 # The row kernels give each row whole warps, and each row its own edge bytes and index math: the
 # bulk path's warp moves up to 32 x 4 words of 16 bytes of a row (2048 bytes), the general path's
-# block 128 x 2 words of 8 bytes (2048; RGB 6144), so a row of 3 bytes keeps 3 lanes of 32 busy,
-# and on the H200 rows of 777 bytes ran at 0.46-0.48x the copy, rows of 16383 at 0.61-0.65x.
+# block 128 x 2 words of 8 bytes (2048; RGB 6144), so a row of 3 bytes keeps 3 lanes of 32 busy.
 # Below SHORT_ROW_BYTES, `flip_short_rows` spreads the threads over the output's aligned words
-# instead: its work per byte does not depend on the rows (`python -m gpgpu_tools.narrow_flips`
-# times both sides of the threshold). Images under SHORT_MIN_BYTES stay on the row kernels: a
-# launch's time whichever kernel runs (and the kernels the lesson shows, on its small images).
+# instead: its work per byte does not depend on the rows. `python -m gpgpu_tools.narrow_flips`
+# times both sides of the threshold and SHORT_PER_THREAD's choices beside the device copy
+# (recorded in gpgpu_lessons/recorded/perf/narrow_flips-<gpu>.json). Images under SHORT_MIN_BYTES
+# stay on the row kernels: a launch's time whichever kernel runs (and the kernels the lesson
+# shows, on its small images).
 SHORT_ROW_BYTES = 2048
 SHORT_MIN_BYTES = 2**20
 SHORT_WORD_BYTES = 8  # the output word a thread writes
-SHORT_PER_THREAD = FLIP_PER_THREAD
+SHORT_PER_THREAD = 4  # output words a thread writes, all loaded first (narrow_flips)
 SHORT_THREADS = 256
 SHORT_INDEX_BYTES = 2**31  # images below this many bytes index with 32-bit arithmetic
 

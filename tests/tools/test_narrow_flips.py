@@ -34,4 +34,5 @@ def test_a_timed_row_has_every_ratio(monkeypatch):
         f"short rows x{p}" for p in narrow_flips.SHORT_PER_THREAD
     }
     assert all(other["of_copy"] > 0 for other in row["others"].values())
-    assert "x copy  flip_short_rows_horizontal_rgb_8B_x2_i32" in narrow_flips.line(row)
+    wrapper_kernel = f"flip_short_rows_horizontal_rgb_8B_x{fast.SHORT_PER_THREAD}_i32"
+    assert f"x copy  {wrapper_kernel}" in narrow_flips.line(row)

@@ -33,7 +33,7 @@ SHAPES = [
     (9159, 9161, 3),
 ]
 TINY_SHAPES = [(41, 3), (9, 40), (5, 77), (33, 1), (1, 33), (7, 9), (5, 7, 3)]
-SHORT_PER_THREAD = (1, 2, 4)  # words per thread of flip_short_rows timed (the fast module's: 2)
+SHORT_PER_THREAD = (1, 2, 4)  # words per thread of flip_short_rows timed (see fast's own)
 SAMPLE_ROWS = 64  # random rows checked besides the first and last 8
 
 
