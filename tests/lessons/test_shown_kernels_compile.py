@@ -9,6 +9,7 @@ compiler rewrite. Needs the CUDA compiler (make test CUDA=cu12)."""
 import importlib
 import inspect
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -127,6 +128,8 @@ def compile_all(cases) -> dict:
             + "assert '.entry' in ptx\n"
         )
     env = {"PATH": "/usr/bin:/bin", "GPGPU_LESSONS_COMPILE_ONLY": "1", "GPGPU_LESSONS_QUIET": "1"}
+    if "PYTHONPATH" in os.environ:  # where this Python finds numba (a GPU run's wheels: gpurun)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     done = subprocess.run(
         [sys.executable, "-c", RUNNER],
         input=json.dumps(scripts),
