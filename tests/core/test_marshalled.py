@@ -5,31 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numba import cuda
+from test_launch import BLOCK, add_one, plus_one
 
-from gpgpu_lessons import launch, runtime
+from gpgpu_lessons import runtime
 from gpgpu_lessons.marshalled import marshal
 
 N = 37  # not a multiple of the block
-BLOCK = 32
 on_gpu = pytest.mark.skipif(runtime.MODE != runtime.GPU, reason="marshalling needs a GPU")
-
-
-@cuda.jit
-def add_one(x, out):
-    """out = x + 1."""
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = x[i] + 1
-
-
-@launch.op
-def plus_one(x, *, out=None):
-    """x + 1 by `add_one`."""
-    d_x, to_host = launch.device_input(x, name="x", dtypes=np.float32, ndim=1)
-    o = launch.device_output(out, d_x.shape, np.float32, inputs=(d_x,))
-    return launch.single(
-        add_one, launch.grid_1d(d_x.size, BLOCK), BLOCK, d_x, o.device, out=o, to_host=to_host
-    )
 
 
 def test_a_kept_call_reads_new_values_each_time(rng):
