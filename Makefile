@@ -46,9 +46,11 @@ lab: $(STAMP)
 test: $(STAMP)
 	GPGPU_LESSONS_REQUIRE_PTX=$(if $(CUDA),1,0) $(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
-# The inner loop: every test but the notebooks, the PTX compilation, the browser and slow runs.
+# The inner loop: every test but the notebooks, the PTX compilation, the browser and slow runs,
+# whole files in the order of SLOWEST_FIRST as `make test` hands them out.
 quick: $(STAMP)
-	$(BIN)/python -m pytest tests -n auto --dist loadfile -m "not ptx and not browser and not slow"
+	$(BIN)/python -m pytest tests -n auto --dist loadfile --no-loadscope-reorder \
+		-m "not ptx and not browser and not slow"
 
 # A student's install has no CUDA compiler: the tests that need it must skip there, not fail
 # (a new CUDA wheel once broke `make test` that way). CI runs this before `make test CUDA=cu12`.

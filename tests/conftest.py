@@ -1,5 +1,5 @@
-"""A shared fixture (seeded random data, never zeros) and the order in which pytest-xdist hands
-out the files."""
+"""A shared fixture (seeded random data, never zeros), the order in which pytest-xdist hands out
+the files, and one core for each process that runs tests."""
 
 import os
 
@@ -40,6 +40,47 @@ SLOWEST_FIRST = (
 
 
 BROWSER_FIXTURES = {"browser", "decks", "opened"}  # tests/tools/test_slides.py: Chromium, decks
+
+# Every core this process may use (before it keeps to one), for the browser's tests.
+ALL_CORES = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+def pytest_configure(config):
+    """Keep each process that runs tests, and the threads and processes it starts, on one core.
+
+    The simulator runs each CUDA thread as a Python thread, and they hand the GIL to each other
+    all the time: between two cores each hand-over waits for the other core to wake up, on one
+    core it does not. A simulated launch pinned to one core takes about a third of the wall time
+    and three quarters of the CPU time (tests/core/test_wrapper_contract.py, 2-core machine).
+    pytest-xdist's workers take the cores in turn (gw0 the first, gw1 the second...); a lone
+    pytest the core its process id picks; the controller of the workers keeps them all.
+    GPGPU_TESTS_ONE_CORE=0 turns this off."""
+    if ALL_CORES is None or os.environ.get("GPGPU_TESTS_ONE_CORE") == "0":
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1...
+    if worker is None and getattr(config.option, "dist", "no") != "no":
+        return  # the controller: its workers inherit what it may use
+    cores = sorted(ALL_CORES)
+    turn = int(worker.removeprefix("gw")) if worker else os.getpid()
+    os.sched_setaffinity(0, {cores[turn % len(cores)]})
+    config.stash[ONE_CORE] = os.sched_getaffinity(0)
+
+
+ONE_CORE = pytest.StashKey[set]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Chromium renders and prints decks in several processes: a browser test gets every core
+    (the browser it starts keeps them for the session)."""
+    pinned = item.config.stash.get(ONE_CORE, None)
+    if pinned is None or item.get_closest_marker("browser") is None:
+        return (yield)
+    os.sched_setaffinity(0, ALL_CORES)
+    try:
+        return (yield)
+    finally:
+        os.sched_setaffinity(0, pinned)
 
 
 def pytest_collection_modifyitems(items):
