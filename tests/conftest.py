@@ -1,5 +1,5 @@
-"""A shared fixture (seeded random data, never zeros) and the order in which pytest-xdist hands
-out the files."""
+"""A shared fixture (seeded random data, never zeros), the order in which pytest-xdist hands out
+the files, and one core for each process that runs tests."""
 
 import os
 
@@ -8,38 +8,86 @@ import pytest
 
 import gpgpu_lessons  # noqa: F401  (chooses GPU or simulator before numba is imported)
 
-# The files that take longest, longest first (CPU seconds on a 2-core machine without a GPU).
-# `make test` runs pytest -n auto --dist loadfile --no-loadscope-reorder: each worker takes the
-# next whole file when it is nearly done, in this order, so the long files start early and the
-# short ones (every file not named here, in pytest's order) fill the gaps at the end.
+# The files that take longest, longest first: CPU seconds of `make test CUDA=cu12` on the 2-core
+# machine without a GPU, each pytest worker on one core (measured 2026-11-27; in brackets where
+# `make quick` differs, as it leaves out the PTX, browser and slow tests). `make test` and `make
+# quick` run pytest -n auto --dist loadfile --no-loadscope-reorder: each worker takes the next
+# whole file when it is nearly done, in this order, so the long files start early and the short
+# ones (every file not named here, in pytest's order) fill the gaps at the end.
 SLOWEST_FIRST = (
-    "tests/tools/test_ptx.py",  # 145 s: every kernel compiled to PTX, in one subprocess
-    "notebooks/05_atomics_vs_reduction.ipynb",  # 95 s
-    "notebooks/04_constant_memory.ipynb",  # 80 s
-    "tests/lessons/test_l04_constant_memory.py",  # 75 s
-    "notebooks/03_bank_conflicts.ipynb",  # 70 s
-    "tests/lessons/test_l05_reduction.py",  # 55 s
-    "notebooks/02_shared_memory.ipynb",  # 50 s
-    "tests/lessons/test_l02_shared_memory.py",  # 50 s
-    "tests/trace/test_trace_vs_gpu.py",  # 45 s in 2 tests
-    "tests/lessons/test_l03_banks.py",  # 45 s
-    "tests/exercises/test_export.py",  # 150 s: otter assign and otter run, end to end
-    "tests/exercises/test_export_nbgrader.py",  # 90 s: nbgrader autograde, end to end
-    "tests/exercises/test_wrong_answers.py",  # 40 s
-    "tests/exercises/test_graders.py",  # 15 s
-    "tests/lessons/test_l03_bank_conflicts.py",  # 35 s
-    "tests/tools/test_bench.py",  # 35 s
-    "tests/lessons/test_l05_sine_sum.py",  # 30 s
-    "tests/core/test_wrapper_contract.py",  # 40 s
-    "notebooks/01_coalescing.ipynb",  # 30 s
-    "tests/lessons/test_l01_coalescing.py",  # 20 s
-    "tests/tools/test_slides.py",  # 20 s with Chromium
-    "tests/lessons/test_l04_fast_shapes.py",  # 15 s
-    "tests/lessons/test_l05_atomics.py",  # 15 s
+    "tests/tools/test_ptx.py",  # 130 s: every kernel compiled to PTX, in one subprocess (0 s)
+    "tests/exercises/test_export.py",  # 96 s: otter assign and otter run, end to end (1 s)
+    "tests/exercises/test_export_nbgrader.py",  # 65 s: nbgrader autograde, end to end (0 s)
+    "tests/core/test_wrapper_contract.py",  # 32 s
+    "notebooks/04_constant_memory.ipynb",  # 30 s
+    "tests/lessons/test_l04_constant_memory.py",  # 24 s (14 s)
+    "notebooks/05_atomics_vs_reduction.ipynb",  # 23 s
+    "tests/trace/test_trace_vs_gpu.py",  # 20 s
+    "notebooks/03_bank_conflicts.ipynb",  # 19 s
+    "tests/tools/test_slides.py",  # 18 s with Chromium (1 s)
+    "notebooks/02_shared_memory.ipynb",  # 15 s
+    "tests/tools/test_new_lesson.py",  # 14 s (0 s)
+    "tests/lessons/test_shown_kernels_compile.py",  # 14 s (0 s)
+    "notebooks/01_coalescing.ipynb",  # 14 s
+    "tests/lessons/test_l05_reduction.py",  # 12 s
+    "tests/exercises/test_wrong_answers.py",  # 12 s
+    "tests/lessons/test_l03_bank_conflicts.py",  # 11 s
+    "tests/tools/test_bench.py",  # 10 s
+    "tests/lessons/test_l02_shared_memory.py",  # 10 s
+    "tests/trace/test_watchdog.py",  # 10 s
+    "tests/lessons/test_l04_fast_shapes.py",  # 8 s
+    "tests/exercises/test_graders.py",  # 7 s
+    "tests/lessons/test_l01_coalescing.py",  # 5 s
+    "notebooks/00_timing_gpu_code.ipynb",  # 5 s
+    "tests/lessons/test_l05_sine_sum.py",  # 5 s
 )
 
 
 BROWSER_FIXTURES = {"browser", "decks", "opened"}  # tests/tools/test_slides.py: Chromium, decks
+
+# Every core this process may use (before it keeps to one), for the browser's tests.
+ALL_CORES = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+def pytest_configure(config):
+    """Keep each process that runs tests, and the threads and processes it starts, on one core.
+
+    The simulator runs each CUDA thread as a Python thread, and they hand the GIL to each other
+    all the time: between two cores each hand-over waits for the other core to wake up, on one
+    core it does not. A simulated launch pinned to one core takes about a third of the wall time
+    and three quarters of the CPU time (tests/core/test_wrapper_contract.py, 2-core machine).
+    pytest-xdist's workers take the cores in turn (gw0 the first, gw1 the second...); a lone
+    pytest the core its process id picks; the controller of the workers keeps them all.
+    GPGPU_TESTS_ONE_CORE=0 turns this off."""
+    if ALL_CORES is None or os.environ.get("GPGPU_TESTS_ONE_CORE") == "0":
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1...
+    if worker is None and getattr(config.option, "dist", "no") != "no":
+        return  # the controller: its workers inherit what it may use
+    cores = sorted(ALL_CORES)
+    turn = int(worker.removeprefix("gw")) if worker else os.getpid()
+    try:
+        os.sched_setaffinity(0, {cores[turn % len(cores)]})
+    except OSError:  # a container that forbids it: the tests run as before, only slower
+        return
+    config.stash[ONE_CORE] = os.sched_getaffinity(0)
+
+
+ONE_CORE = pytest.StashKey[set]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Chromium renders and prints decks in several processes: a browser test gets every core
+    (the browser it starts keeps them for the session)."""
+    pinned = item.config.stash.get(ONE_CORE, None)
+    if pinned is None or item.get_closest_marker("browser") is None:
+        return (yield)
+    os.sched_setaffinity(0, ALL_CORES)
+    try:
+        return (yield)
+    finally:
+        os.sched_setaffinity(0, pinned)
 
 
 def pytest_collection_modifyitems(items):

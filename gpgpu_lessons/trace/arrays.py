@@ -482,10 +482,17 @@ class Tracer:
         )
 
 
+_INTEGERS = (int, np.integer)
+
+
 def _negative(idx) -> bool:
     """True when an index (an integer or a tuple of them and slices) has a negative integer."""
-    parts = idx if type(idx) is tuple else (idx,)
-    return any(isinstance(p, (int, np.integer)) and p < 0 for p in parts)
+    if type(idx) is not tuple:
+        return isinstance(idx, _INTEGERS) and idx < 0
+    for part in idx:  # a loop, not any(...): this runs on every traced access
+        if isinstance(part, _INTEGERS) and part < 0:
+            return True
+    return False
 
 
 def _check_index(idx, view: View) -> None:

@@ -167,12 +167,16 @@ def test_the_canary_verdict_for_each_pin():
 
 
 def test_make_test_hands_out_the_slowest_files_first():
-    """The order of tests/conftest.py's SLOWEST_FIRST holds only with xdist's reordering off."""
+    """The order of tests/conftest.py's SLOWEST_FIRST holds only with xdist's reordering off
+    (make test and make quick)."""
     from conftest import SLOWEST_FIRST
 
-    makefile = (ROOT / "Makefile").read_text()
-    command = next(line for line in makefile.splitlines() if "-m pytest" in line).split()
-    assert {"--dist", "loadfile", "--no-loadscope-reorder"} <= set(command)
+    makefile = (ROOT / "Makefile").read_text().replace("\\\n", " ")  # continued lines joined
+    commands = [line.split() for line in makefile.splitlines() if "-m pytest" in line]
+    handing_out = [command for command in commands if "--dist" in command]
+    assert len(handing_out) == 2, handing_out  # make test, make quick
+    for command in handing_out:
+        assert {"--dist", "loadfile", "--no-loadscope-reorder"} <= set(command), command
     missing = [path for path in SLOWEST_FIRST if not (ROOT / path).is_file()]
     assert not missing, (
         f"tests/conftest.py's SLOWEST_FIRST names files that do not exist: {missing}"

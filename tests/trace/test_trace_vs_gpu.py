@@ -2,6 +2,7 @@
 verdicts recorded on a GPU (python -m gpgpu_tools.trace_verify ncu / races) for the small
 kernels of gpgpu_tools.trace_cases, compared with what the tracer counts here and now."""
 
+import functools
 import json
 from collections import defaultdict
 
@@ -43,16 +44,23 @@ def record(path):
     return json.loads(path.read_text())
 
 
+@functools.cache
+def traced(kind: str, name: str) -> dict:
+    """What the tracer finds for the case `name` of cases.COUNTS or cases.RACES (`kind`): traced
+    once, then compared with every GPU's record (the cases and their seeded inputs are the same)."""
+    (case,) = (case for case in getattr(cases, kind) if case.name == name)
+    return verify.tracer_counts(case)
+
+
 @pytest.mark.skipif(not RECORDS, reason="no recorded GPU verification")
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.stem)
 def test_the_tracer_counts_what_nsight_compute_measured(path):
     measured = defaultdict(dict)
     for row in record(path)["ncu"]:
         measured[row["case"]][row["metric"]] = (row["space"], row["op"], row["ncu"])
-    by_name = {case.name: case for case in cases.COUNTS}
     wrong = []
     for name, metrics in measured.items():
-        found = verify.tracer_counts(by_name[name])["counts"]
+        found = traced("COUNTS", name)["counts"]
         for metric, (space, op, theirs) in metrics.items():
             entry = found.get((space, op), {"requests": 0, "cost": 0})
             ours = (
@@ -69,9 +77,8 @@ def test_the_tracer_counts_what_nsight_compute_measured(path):
 @pytest.mark.skipif(not RECORDS, reason="no recorded GPU verification")
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.stem)
 def test_the_tracer_flags_the_kernels_racecheck_flagged(path):
-    by_name = {case.name: case for case in cases.RACES}
     for row in record(path)["races"]:
-        ours = verify.tracer_counts(by_name[row["case"]])["hazards"]
+        ours = traced("RACES", row["case"])["hazards"]
         our_kinds = {kind for kind, _ in ours}
         assert bool(our_kinds - {"barrier"}) == bool(row["racecheck"]), row["case"]
         our_lines = {n for _, found in ours for n in found}
