@@ -240,7 +240,7 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
 # Below SHORT_ROW_BYTES, `flip_short_rows` spreads the threads over the output's aligned words
 # instead: its work per byte does not depend on the rows. `python -m gpgpu_tools.narrow_flips`
 # times both sides of the threshold and SHORT_PER_THREAD's choices beside the device copy
-# (recorded in gpgpu_lessons/recorded/perf/narrow_flips-<gpu>.json). Images under SHORT_MIN_BYTES
+# (recorded in gpgpu_lessons/recorded/narrow_flips/<gpu>.json). Images under SHORT_MIN_BYTES
 # stay on the row kernels: a launch's time whichever kernel runs (and the kernels the lesson
 # shows, on its small images).
 SHORT_ROW_BYTES = 2048

@@ -40,3 +40,13 @@ def test_check_says_whether_the_page_is_stale(tmp_path, capsys):
     page.write_text(page.read_text() + "a hand edit\n")
     assert results_report.main(["--check", "--out", str(page)]) == 1
     assert "stale" in capsys.readouterr().err
+
+
+def test_the_short_row_flips_show_the_recorded_ratios():
+    for path in sorted((results.RECORDED_DIR / "narrow_flips").glob("*.json")):
+        lines = results_report.narrow_flips_section(path)
+        for row in json.loads(path.read_text())["rows"]:
+            shape = " x ".join(map(str, row["shape"]))
+            flip = "horizontal" if row["horizontal"] else "vertical"
+            (line,) = [x for x in lines if x.startswith(f"| {shape} | {flip} |")]
+            assert f"| {row['kernel']} | {results_report.times(row['of_copy'])} |" in line

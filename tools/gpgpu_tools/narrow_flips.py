@@ -9,6 +9,7 @@ SHORT_ROW_BYTES and SHORT_PER_THREAD. Every result is checked
 against NumPy on a sample of rows. One line per shape and direction: ms, GB/s, x copy, the
 kernel the wrapper took, the others' x copy.
 In the simulator it flips TINY_SHAPES (the short-rows path for any size) and checks only.
+A GPU run's --json file is recorded as gpgpu_lessons/recorded/narrow_flips/<gpu>.json.
 """
 
 from __future__ import annotations

@@ -409,6 +409,32 @@ def trace_section(path: Path) -> list[str]:
     return lines
 
 
+def narrow_flips_section(path: Path) -> list[str]:
+    """Lesson 02's fast flips on short rows and odd shapes, each kernel beside the device copy."""
+    c = json.loads(path.read_text())
+    ways = list(dict.fromkeys(way for r in c["rows"] for way in r["others"]))
+    rows = [
+        [
+            " x ".join(map(str, r["shape"])),
+            "horizontal" if r["horizontal"] else "vertical",
+            r["kernel"],
+            times(r["of_copy"]),
+            *(times(r["others"][w]["of_copy"]) if w in r["others"] else "-" for w in ways),
+        ]
+        for r in c["rows"]
+    ]
+    return [
+        f"## Lesson 02's flips on short rows: {c['device']}",
+        "",
+        "`python -m gpgpu_tools.narrow_flips` (uint8, prepared launches back to back; x copy = "
+        "the same run's device-to-device copy of the same bytes), recorded in "
+        f"`gpgpu_lessons/recorded/narrow_flips/{path.name}`. The wrapper's kernel first, then "
+        "each kernel it may take instead.",
+        "",
+        *_table(["shape", "flip", "the wrapper's kernel", "x copy", *ways], rows),
+    ]
+
+
 def yardstick_section(path: Path) -> list[str]:
     """Lesson 03's textbook kernels beside the same algorithms in CUDA C, one run."""
     c = json.loads(path.read_text())
@@ -508,6 +534,8 @@ def render(folder: Path | None = None) -> str:
         parts += ["", *yardstick_section(path)]
     for path in sorted((folder / "perf").glob("*.json")):
         parts += ["", *host_cost_section(path)]
+    for path in sorted((folder / "narrow_flips").glob("*.json")):
+        parts += ["", *narrow_flips_section(path)]
     if not runs:
         parts += ["", "No GPU run is recorded: not measured."]
     return "\n".join(parts) + "\n"
