@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
 
 def format_ms(ms: float) -> str:
     """A time given in milliseconds: '13.8 s', '1.74 ms', '52.1 µs', '830 ns' (3 digits)."""
@@ -47,13 +45,3 @@ def format_percent(value: float) -> str:
 def format_ratio(ratio: float) -> str:
     """A speed-up or time ratio: '14.9x', '1.0x', '0.042x' (small ones keep two digits)."""
     return f"{ratio:,.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
-
-
-def format_small(x: float) -> str:
-    """A small positive number: '0.87', '5.2 × 10⁻⁸' (never '5.2e-08'); 0 as '0'."""
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e-3:
-        return f"{x:.2g}"
-    mantissa, exponent = f"{x:.1e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
