@@ -301,10 +301,7 @@ def beside_cuda_c(folder: Path = YARDSTICK) -> None:
 
     from .. import notebook
 
-    paths = sorted(folder.glob("*.json"))
-    here = [p for p in paths if p.stem == results.slug(runtime.device_info().name)]
-    for path in here or paths:
-        record = json.loads(path.read_text())
+    for record in _recorded_here(folder):
         side, dtype = record["side"], record["dtype"]
         display(
             Markdown(
@@ -313,6 +310,47 @@ def beside_cuda_c(folder: Path = YARDSTICK) -> None:
             )
         )
         notebook.table(CUDA_C_COLUMNS, cuda_c_rows(record))
+
+
+def _recorded_here(folder: Path) -> list[dict]:
+    """The yardstick records of this GPU, or of every recorded GPU where it has none."""
+    paths = sorted(folder.glob("*.json"))
+    here = [p for p in paths if p.stem == results.slug(runtime.device_info().name)]
+    return [json.loads(path.read_text()) for path in here or paths]
+
+
+def ptx_rows(record: dict) -> list[list]:
+    """Per spelling of the padded kernel: its PTX instructions, wraparounds, the second row's."""
+    return [
+        [
+            name,
+            kernel["instructions"],
+            kernel["wraparounds"],
+            " · ".join(line.split()[0] for line in kernel["second_row"]),
+        ]
+        for name, kernel in record["ptx"]["kernels"].items()
+    ]
+
+
+def index_ptx(folder: Path = YARDSTICK) -> None:
+    """Display what unsigned indices change in the padded transpose's PTX (recorded)."""
+    from IPython.display import Markdown, display
+
+    from .. import notebook
+
+    record = next((r for r in _recorded_here(folder) if "ptx" in r), None)
+    if record is None:
+        display(Markdown("No PTX recorded: `python -m gpgpu_tools.cuda_c.index_ptx --into FILE`"))
+        return
+    ptx = record["ptx"]
+    display(
+        Markdown(
+            f"**The padded transpose in PTX, sm_{ptx['cc'].replace('.', '')}** (numba-cuda "
+            f"{ptx['numba_cuda']}: `python -m gpgpu_tools.cuda_c.index_ptx`)"
+        )
+    )
+    columns = ["spelling", "instructions", "wraparounds", "the tile's second row, load to store"]
+    notebook.table(columns, ptx_rows(record))
 
 
 def why_not() -> str | None:

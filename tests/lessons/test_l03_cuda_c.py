@@ -32,3 +32,27 @@ def test_the_table_shows_where_it_was_recorded(monkeypatch):
     shown = "\n".join(shown)
     assert "Beside CUDA C" in shown and "gpgpu_tools.perf_run" in shown
     assert "padded, unsigned indices" in shown
+
+
+def test_the_ptx_table_shows_the_recorded_spellings(monkeypatch):
+    import IPython.display
+
+    from gpgpu_lessons import notebook
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda md: shown.append(md.data))
+    monkeypatch.setattr(notebook, "display", lambda md: shown.append(md.data))
+    profiling.index_ptx()
+    shown = "\n".join(shown)
+    assert "The padded transpose in PTX" in shown and "gpgpu_tools.cuda_c.index_ptx" in shown
+    assert "min.u64 · mul.lo.s64" in shown
+
+
+def test_unsigned_indices_drop_every_wraparound_in_every_record():
+    """What the Trick 3 slide says: the unsigned spelling has no wraparound and fewer lines."""
+    for path in sorted(profiling.YARDSTICK.glob("*.json")):
+        kernels = json.loads(path.read_text())["ptx"]["kernels"]
+        signed, unsigned = kernels["padded"], kernels["padded, unsigned indices"]
+        assert signed["wraparounds"] > 0 and unsigned["wraparounds"] == 0, path.name
+        assert unsigned["instructions"] < signed["instructions"], path.name
+        assert len(unsigned["second_row"]) < len(signed["second_row"]), path.name

@@ -4,8 +4,9 @@
 this GPU), runs it (CUDA events, cudaMemcpy device-to-device beside the kernels), then times
 in the same process lesson 01's copy and lesson 03's tile copy, naive, tiled and padded
 transposes on the same 8192 x 8192 float32 matrix (32 x 8 threads), and the other spelling of
-spellings.py. Writes DIR/yardstick-<gpu>.json (the lead copies it to
-gpgpu_lessons/recorded/yardstick/<gpu>.json) and prints a table: each Numba kernel's time over
+spellings.py, with what unsigned indices change in the PTX (index_ptx). Writes
+DIR/yardstick-<gpu>.json (the lead copies it to gpgpu_lessons/recorded/yardstick/<gpu>.json)
+and prints a table: each Numba kernel's time over
 its C twin's. In the simulator: the kernels are checked against NumPy on a small matrix, and
 nothing is timed or built.
 """
@@ -28,7 +29,7 @@ from gpgpu_lessons import launch, results, runtime, timing
 from gpgpu_lessons.l01_coalescing import textbook as coalescing
 from gpgpu_lessons.l03_bank_conflicts import textbook as transposes
 
-from . import spellings
+from . import index_ptx, spellings
 
 SOURCE = Path(__file__).with_name("yardstick.cu")
 SIDE = 8192  # the lessons' matrix: 256 MiB of float32, well past any L2
@@ -118,6 +119,7 @@ def measure(side: int = SIDE, repeat: int = 20) -> dict:
         record["c"] = "not run: the simulator times nothing and builds no CUDA C"
         return record
     record["numba_ms"] = numba_ms
+    record["ptx"] = index_ptx.compiled(info.compute_capability)
     record["numba_device_copy_ms"] = timing.copy_ceiling(side * side * 4).samples_ms
     with tempfile.TemporaryDirectory() as folder:
         executable, how = build(Path(folder))
