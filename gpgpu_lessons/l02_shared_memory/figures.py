@@ -10,7 +10,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from .. import diagrams, plotting
+from .. import plotting
 from ..launch import blocks_for
 from . import tracing
 
@@ -90,22 +90,6 @@ def memory_hierarchy():
         ax.add_patch(FancyArrowPatch((4.5, 2.0), (4.5, 2.3), **arrow))
     plt.close(fig)
     return fig
-
-
-def pictures(shown: dict, *, differences: bool = False):
-    """Images side by side, each titled with its name (`diagrams.show_images`).
-
-    differences=True: `shown` holds two images (say a correct result and a raced one), and a third
-    panel shows where they differ (black).
-    """
-    if differences:
-        if len(shown) != 2:
-            raise ValueError(
-                f"differences=True compares two images, got {len(shown)}: {list(shown)}"
-            )
-        first, second = shown.values()
-        shown = {**shown, "where they differ (black)": diagrams.differences(first, second)}
-    return diagrams.show_images(shown)
 
 
 def mosaic_tiles(shape, size: int):

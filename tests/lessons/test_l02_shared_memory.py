@@ -14,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from numba import cuda
 
-from gpgpu_lessons import diagrams, launch, notebook, plotting, results
+from gpgpu_lessons import launch, notebook, plotting, results
 from gpgpu_lessons.l02_shared_memory import fast, figures, reference, textbook, tracing
 from gpgpu_lessons.timing import CPU, Timing
 
@@ -371,25 +371,6 @@ def test_lesson_pictures_draw_legibly():
     assert_legible(figures.memory_hierarchy())
     assert_legible(figures.mosaic_tiles((6, 27), 4))
     assert_legible(figures.mosaic_tiles((10, 14), 4))
-    a = np.arange(12, dtype=np.uint8).reshape(3, 4)
-    assert len(diagrams.show_images({"a": a, "b": np.stack([a] * 3, axis=2)}).axes) == 2
-    b = a.copy()
-    b[a > 5] += 1
-    np.testing.assert_array_equal(diagrams.differences(a, b), np.where(a > 5, 0, 255))
-
-
-def test_pictures_shows_each_image_and_where_two_differ():
-    a = np.arange(12, dtype=np.uint8).reshape(3, 4)
-    b = a.copy()
-    b[a > 5] += 1
-    fig = figures.pictures({"a": a, "rgb": np.stack([a] * 3, axis=2)})
-    assert [ax.get_title() for ax in fig.axes] == ["a", "rgb"]
-    np.testing.assert_array_equal(fig.axes[0].images[0].get_array(), a)
-    fig = figures.pictures({"right": a, "raced": b}, differences=True)
-    assert [ax.get_title() for ax in fig.axes] == ["right", "raced", "where they differ (black)"]
-    np.testing.assert_array_equal(fig.axes[2].images[0].get_array(), np.where(a > 5, 0, 255))
-    with pytest.raises(ValueError, match="compares two images, got 3"):
-        figures.pictures({"a": a, "b": b, "c": a}, differences=True)
 
 
 def test_numpy_is_timed_on_the_cpu_for_the_seed_table():
