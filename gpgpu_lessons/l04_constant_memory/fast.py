@@ -38,7 +38,7 @@ import zlib
 from typing import NamedTuple
 
 import numpy as np
-from numba import cuda, float32, int64, uint32
+from numba import cuda, float32, int32, int64, uint32
 
 from .. import launch, runtime
 from ..device.index import at, clamp
@@ -90,6 +90,7 @@ def constants(tile, filter_shape) -> dict:
             "THIN_SPAN": tile.threads * tile.loads,
             "THIN_WINDOW": tile.rows + ky - 1,
             "THIN_STAGE_OUTPUTS": tile.stage_outputs,
+            "THIN_OUTPUT_SPAN": tile.threads * tile.loads if tile.stage_outputs else 1,
             "KY": ky,
             "KX": kx,
         }
@@ -259,6 +260,8 @@ class Thin(NamedTuple):
     rows: int = 8  # outputs per thread, one below the other
     loads: int = 8  # image values a thread stages: a block stages threads x loads
     stage_outputs: bool = True  # whole rows: outputs through shared memory, stored as one run
+    # (a block takes as many rows, or columns, as it can stage; each thread as many runs of
+    # `rows` outputs, or columns, as it takes for the block's threads to cover them)
 
 
 # The layouts `plan` picks for thin images; chosen by `python -m gpgpu_tools.tune thin_filter`
@@ -268,6 +271,7 @@ THIN_COLUMNS_LAYOUT = Thin("columns")
 THIN_THREADS, THIN_ROWS, THIN_LOADS, THIN_STAGE_OUTPUTS = THIN_ROWS_LAYOUT[1:]  # as written
 THIN_SPAN = THIN_THREADS * THIN_LOADS  # image values a block stages in shared memory
 THIN_WINDOW = THIN_ROWS + KY - 1  # staged rows behind one thread's THIN_ROWS outputs
+THIN_OUTPUT_SPAN = THIN_SPAN if THIN_STAGE_OUTPUTS else 1  # filter_rows' outputs, staged
 
 
 @cuda.jit(device=True, inline="always")
@@ -324,7 +328,8 @@ def filter_rows(src, weights, dst, h, w, groups):
     taps = cuda.local.array((KY, KX), float32)
     copy_taps(weights, taps)
     staged = cuda.shared.array(THIN_SPAN, float32)
-    rows = groups * THIN_ROWS  # the block's output rows: `groups` threads per column
+    outputs = cuda.shared.array(THIN_OUTPUT_SPAN, float32)  # if THIN_STAGE_OUTPUTS
+    rows = groups * THIN_ROWS  # the block's output rows: `groups` runs of THIN_ROWS a column
     y0 = int64(cuda.blockIdx.x) * rows
     top = y0 - KY // 2  # the image row of staged row 0 (may be outside)
     count = (rows + KY - 1) * w
@@ -333,27 +338,27 @@ def filter_rows(src, weights, dst, h, w, groups):
     else:
         stage_rows(src, staged, top, count, h, w, True)
     cuda.syncthreads()
-    g, c = split(cuda.threadIdx.x, w)  # this thread: column c, rows g * THIN_ROWS...
+    per_column = split(THIN_THREADS, w)[0]  # threads a column
+    g, c = split(cuda.threadIdx.x, w)  # this thread: column c, runs g, g + per_column...
+    offsets = cuda.local.array(KX, int32)
+    for dx in range(KX):
+        offsets[dx] = clamp(c + dx - KX // 2, w)  # the columns clamped to the image
+    starts = cuda.local.array(THIN_WINDOW, int32)  # indices below THIN_SPAN
     acc = cuda.local.array(THIN_ROWS, float32)
-    if g < groups:
-        starts = cuda.local.array(THIN_WINDOW, int64)
+    last = groups if g < per_column else 0  # the threads past the last whole column: none
+    for run in range(g, last, per_column):
         for j in range(THIN_WINDOW):
-            starts[j] = (g * THIN_ROWS + j) * w
-        offsets = cuda.local.array(KX, int64)
-        for dx in range(KX):
-            offsets[dx] = clamp(c + dx - KX // 2, w)  # the columns clamped to the image
+            starts[j] = (run * THIN_ROWS + j) * w
         window_sums(staged, taps, starts, offsets, acc)
         for k in range(THIN_ROWS):
-            y = y0 + g * THIN_ROWS + k
-            if not THIN_STAGE_OUTPUTS and y < h:  # a warp's stores: runs of w values
-                dst[at(y * w + c)] = acc[k]
+            y = run * THIN_ROWS + k  # in the block
+            if THIN_STAGE_OUTPUTS:
+                outputs[at(y * w + c)] = acc[k]
+            elif y0 + y < h:  # a warp's stores: runs of w values
+                dst[at((y0 + y) * w + c)] = acc[k]
     if THIN_STAGE_OUTPUTS:
-        cuda.syncthreads()  # every window read: the outputs take the staged rows' place
-        if g < groups:
-            for k in range(THIN_ROWS):
-                staged[at((g * THIN_ROWS + k) * w + c)] = acc[k]
         cuda.syncthreads()
-        store_run(staged, dst, y0 * w, (min(rows, h - y0)) * w)
+        store_run(outputs, dst, y0 * w, min(rows, h - y0) * w)
 
 
 @cuda.jit(device=True, inline="always")
@@ -389,21 +394,25 @@ def filter_columns(image, weights, out, columns):
     else:
         stage_columns(image, staged, x0, pitch, True)
     cuda.syncthreads()
-    g, c = split(cuda.threadIdx.x, columns)  # this thread: column c, rows g * THIN_ROWS...
-    x = x0 + KX // 2 + c
-    if g * THIN_ROWS < h and x < w:
-        starts = cuda.local.array(THIN_WINDOW, int64)
-        for j in range(THIN_WINDOW):  # the rows clamped here: staged once, read again
-            starts[j] = int64(clamp(g * THIN_ROWS + j - KY // 2, h)) * pitch
-        offsets = cuda.local.array(KX, int64)
-        for dx in range(KX):
-            offsets[dx] = c + dx
-        acc = cuda.local.array(THIN_ROWS, float32)
-        window_sums(staged, taps, starts, offsets, acc)
-        for k in range(THIN_ROWS):
-            y = g * THIN_ROWS + k
-            if y < h:
-                out[at(y), at(x)] = acc[k]
+    groups = split(h + THIN_ROWS - 1, THIN_ROWS)[0]  # runs of THIN_ROWS down a column
+    per_run = split(THIN_THREADS, groups)[0]  # threads across the columns, each run
+    g, first = split(cuda.threadIdx.x, per_run)  # this thread: run g, columns first, ...
+    starts = cuda.local.array(THIN_WINDOW, int32)  # indices below THIN_SPAN
+    for j in range(THIN_WINDOW):  # the rows clamped here: staged once, read again
+        starts[j] = int64(clamp(g * THIN_ROWS + j - KY // 2, h)) * pitch
+    offsets = cuda.local.array(KX, int32)
+    acc = cuda.local.array(THIN_ROWS, float32)
+    last = columns if g < groups else 0  # the threads past the last whole run: none
+    for c in range(first, last, per_run):
+        x = x0 + KX // 2 + c
+        if x < w:
+            for dx in range(KX):
+                offsets[dx] = c + dx
+            window_sums(staged, taps, starts, offsets, acc)
+            for k in range(THIN_ROWS):
+                y = g * THIN_ROWS + k
+                if y < h:
+                    out[at(y), at(x)] = acc[k]
 
 
 # ---- the same kernel for other filters, memories and tile shapes -----------------------------
@@ -477,9 +486,11 @@ def check_tile(tile) -> Tile:
 
 def shared_bytes(filter_shape, tile=TILE) -> int:
     """Shared memory of a layout's kernel: a tile's outputs plus the filter's halo, or a thin
-    layout's staged values (float32)."""
+    layout's staged values and outputs (float32)."""
     c = constants(tile, filter_shape)
-    return (c["THIN_SPAN"] if isinstance(tile, Thin) else c["TILE_H"] * c["PITCH"]) * 4
+    if isinstance(tile, Thin):
+        return (c["THIN_SPAN"] + (c["THIN_OUTPUT_SPAN"] if tile.whole == "rows" else 0)) * 4
+    return c["TILE_H"] * c["PITCH"] * 4
 
 
 def tiled_kernel(weights, *, memory: str = "constant", tile: Tile = TILE):
@@ -560,14 +571,16 @@ def whole_columns(thin: Thin, h: int) -> Thin:
 
 
 def thin_share(thin: Thin, shape, filter_shape) -> int:
-    """A thin kernel's last argument: a block's threads per column ('rows') or its columns
-    ('columns'), as many as its threads and staged values allow; 0 if it cannot take the image."""
+    """A thin kernel's last argument: a block's runs of `rows` output rows ('rows') or its
+    columns ('columns'), as many as it can stage; 0 if it cannot take the image (or has fewer
+    threads than a row's columns, or than a column's runs of rows)."""
     (h, w), (ky, kx) = shape, filter_shape
     staged = thin.threads * thin.loads
     if thin.whole == "rows":  # a block: share x rows output rows, and KY - 1 halo rows
-        return max(0, min(thin.threads // w, (staged // w - (ky - 1)) // thin.rows))
-    groups = launch.blocks_for(h, thin.rows)  # a block: every row of share columns, and the halo
-    return max(0, min(thin.threads // groups, staged // h - (kx - 1)))
+        fits = w <= thin.threads
+        return max(0, (staged // w - (ky - 1)) // thin.rows) if fits else 0
+    fits = launch.blocks_for(h, thin.rows) <= thin.threads  # every row, and the halo columns
+    return max(0, staged // h - (kx - 1)) if fits else 0
 
 
 class Plan(NamedTuple):
@@ -687,14 +700,12 @@ def filter_thin(
 
 def _thin_launch(d_image, weights, memory, thin: Thin, output, to_host) -> launch.Launch:
     """One launch of a thin kernel over the image: 1-D blocks along its long side."""
-    (h, w), (ky, kx) = d_image.shape, weights.shape
+    h, w = d_image.shape
     share = thin_share(thin, (h, w), weights.shape)
     if share < 1:
-        held = f"{ky + thin.rows - 1} rows of {w}" if thin.whole == "rows" else f"{h} rows of {kx}"
         raise ValueError(
             f"a {h} x {w} image is too {'wide' if thin.whole == 'rows' else 'tall'} for {thin}: "
-            f"a block cannot stage {held} pixels; use filter2d, or a layout with more "
-            "threads or loads"
+            "use filter2d, or a layout with more threads or loads"
         )
     kernel = _checked_kernel(weights, memory, thin)
     d_weights = cuda.to_device(weights)  # a 'constant' kernel ignores its argument
