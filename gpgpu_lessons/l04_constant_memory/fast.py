@@ -572,15 +572,17 @@ def whole_columns(thin: Thin, h: int) -> Thin:
 
 def thin_share(thin: Thin, shape, filter_shape) -> int:
     """A thin kernel's last argument: a block's runs of `rows` output rows ('rows') or its
-    columns ('columns'), as many as it can stage; 0 if it cannot take the image (or has fewer
-    threads than a row's columns, or than a column's runs of rows)."""
+    columns ('columns'), as many as it can stage; 0 if it cannot take the image (fewer threads
+    than a row's columns, or a column's runs of rows) or its shared memory does not fit."""
     (h, w), (ky, kx) = shape, filter_shape
     staged = thin.threads * thin.loads
+    if not fits(filter_shape, thin):
+        return 0
     if thin.whole == "rows":  # a block: share x rows output rows, and KY - 1 halo rows
-        fits = w <= thin.threads
-        return max(0, (staged // w - (ky - 1)) // thin.rows) if fits else 0
-    fits = launch.blocks_for(h, thin.rows) <= thin.threads  # every row, and the halo columns
-    return max(0, staged // h - (kx - 1)) if fits else 0
+        enough = w <= thin.threads
+        return max(0, (staged // w - (ky - 1)) // thin.rows) if enough else 0
+    enough = launch.blocks_for(h, thin.rows) <= thin.threads  # every row, and the halo columns
+    return max(0, staged // h - (kx - 1)) if enough else 0
 
 
 class Plan(NamedTuple):

@@ -172,6 +172,14 @@ def test_plan_gives_thin_images_the_thin_kernels(shape, whole):
     assert not isinstance(fast.plan(shape, filters.GAUSSIAN_5, thin=False).tile, Thin)
 
 
+def test_plan_keeps_the_tiles_where_a_thin_layout_would_not_fit(monkeypatch):
+    """A layout whose shared memory passes 48 KiB is never planned (tuning may try one)."""
+    monkeypatch.setattr(fast, "THIN_ROWS_LAYOUT", Thin("rows", 1024, 8, 16))  # 2 x 64 KiB
+    assert not fast.fits((5, 5), fast.THIN_ROWS_LAYOUT)
+    assert fast.thin_share(fast.THIN_ROWS_LAYOUT, (LONG, 3), (5, 5)) == 0
+    assert isinstance(fast.plan((LONG, 3), filters.GAUSSIAN_5).tile, Tile)
+
+
 def test_few_rows_get_each_thread_all_of_them_up_to_five():
     """As the flat tiles: a thread makes all h rows up to 5, then THIN_COLUMNS_LAYOUT's rows."""
     rows = {fast.plan((h, LONG), filters.GAUSSIAN_5).tile.rows for h in range(2, 65)}
