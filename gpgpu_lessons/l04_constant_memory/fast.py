@@ -744,7 +744,7 @@ TUNING = {
 # simulator: a few hundred), N the long side: "N x 3" is 20971521 x 3 on the GPU.
 THIN_GPU_PIXELS = 62914560
 THIN_TUNING_PIXELS = runtime.pick(gpu=THIN_GPU_PIXELS, simulator=960)
-THIN_TUNING_SHAPES = ("N x 3", "3 x N", "N x 40", "40 x N", "N x 777", "777 x N")
+THIN_TUNING_SHAPES = ("N x 3", "3 x N", "N x 40", "40 x N")
 
 
 def thin_tuning_shape(label: str, pixels: int) -> tuple[int, int]:
@@ -802,16 +802,15 @@ def _thin_choice(label: str) -> dict:
 
 THIN_TUNING = {
     "family": "thin_filter",
-    # the thin shapes of the bench at 252 MB, and 777 x N and N x 777 (the bulk tile's) beside;
-    # today's tiles (TILE at 128 threads and 8 rows; its tall and flat tiles with 3 or 16 rows
-    # a thread, 2 or 4 times the threads) against both thin kernels. Rows 3: what
-    # filter_columns runs on 3 x N (each thread all its rows).
+    # the thin shapes of the bench at 252 MB: today's tiles (TILE at 128 threads and 8 rows; its
+    # tall and flat tiles with 3 rows a thread, or twice the threads) against both thin kernels.
+    # Rows 3: what filter_columns runs on 3 x N (each thread all its rows).
     "space": {
         "shape": list(THIN_TUNING_SHAPES),
         "layout": ["tiles", "rows", "columns"],
-        "threads": [128, 256, 512],
-        "rows": [3, 8, 16],
-        "loads": [8, 16],
+        "threads": [128, 256],
+        "rows": [3, 8],
+        "loads": [8],
         "stage_outputs": [True, False],
     },
     # plan's choice on each shape (a guess until the GPU's record is in): the thin kernels at
