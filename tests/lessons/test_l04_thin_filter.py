@@ -273,7 +273,7 @@ def test_thin_tuning_builds_each_layout_where_it_fits_and_skips_the_rest():
     tall = fast.tiled_kernel(filters.GAUSSIAN_5, tile=fast.tall(fast.TILE, 3))
     assert prepared.steps[0].kernel is tall
     with pytest.raises(ValueError, match="no `loads`"):
-        case("N x 3", "tiles", 128, 8, space["loads"][1], True)
+        case("N x 3", "tiles", 128, 8, space["loads"][0] + 8, True)
     with pytest.raises(ValueError, match="no staged outputs"):
         case("3 x N", "columns", 128, 3, 8, False)
     with pytest.raises(ValueError, match="too wide"):
