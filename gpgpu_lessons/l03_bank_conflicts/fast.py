@@ -15,14 +15,20 @@ helpers `load_runs` and `store_runs`:
 Matrices with fewer than FEW rows (or columns) would leave most of a 64 x 64 tile empty:
 `transpose_few_rows` (`transpose_few_columns`) moves whole columns (rows) per block instead,
 the same staging through shared memory with both sides coalesced: for few rows, a block's
-columns are one contiguous run of the output.
+columns are one contiguous run of the output. From FLAT_MIN_BYTES up, the gather kernels take
+over (as fast or faster on the thin shapes `python -m gpgpu_tools.tune thin_transpose` times, up
+to 40 rows or columns): threads over the OUTPUT's elements, each read from its place in `a`
+(neighbouring threads' reads fall in the same few cache lines, which L1 and L2 merge), all loads
+before any store, 32-bit index arithmetic. `transpose_gather` (few rows) writes runs of out seen
+flat, with one division per thread; `transpose_gather_columns` (few columns) gives a block whole
+columns of out, no division at all.
 
 `copy_wide` is the copy with the same tiling, accesses and block order: the ceiling. The kernels
 read their sizes from module constants, like the textbook ones; `kernel_for` compiles a copy of
 them with other constants (another tiling to tune, one access per element for odd shapes), each
-with its own name. `transpose` picks the fastest kernel that applies (wide accesses need even
-sides and aligned arrays; thin matrices the thin kernels) and takes 4- and 8-byte elements,
-complex64 included.
+with its own name. `transpose` picks the fastest kernel that applies (`chosen_kernel`: wide
+accesses need even sides and aligned arrays; thin matrices take the gather or thin kernels) and
+takes 4- and 8-byte elements, complex64 included.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import cuda
+from numba import cuda, int64, uint32
 
 from .. import hardware, launch, runtime
 from ..device.index import at
@@ -219,6 +225,121 @@ def transpose_few_columns(a_flat, out, shift):
             out[at(x), at(y0 + y)] = held[k]
 
 
+# ---- thin matrices by gathering: threads over out's elements, each read from its place in a ----
+
+# The constants of transpose_gather and transpose_gather_columns; `gather_kernel` and
+# `columns_kernel` compile them with other values. INDEX: uint32 below FLAT_INDEX_BYTES (32-bit
+# arithmetic, one 32-bit division per thread, no negative-index code), int64 above. A thread
+# writes FLAT_PER_THREAD runs of FLAT_VEC neighbours (one 8- or 16-byte store each when
+# FLAT_VEC > 1), all loaded before the first store.
+INDEX = uint32
+FLAT_VEC = 1
+FLAT_PER_THREAD = 8
+FLAT_THREADS = 256
+FLAT_INDEX_BYTES = 2**31
+# transpose() gathers matrices of at most GATHER_ROWS rows with (per_thread, vec) = GATHER_RUNS,
+# and those of at most GATHER_COLUMNS columns with COLUMNS_PER_THREAD, from FLAT_MIN_BYTES up
+# (smaller ones take a launch's time whichever kernel runs: they stay on the thin kernels).
+# Chosen by `python -m gpgpu_tools.tune thin_transpose` (THIN_TUNING below), recorded in
+# gpgpu_lessons/recorded/tuning/thin_transpose-<gpu>.json.
+GATHER_ROWS, GATHER_RUNS = 40, (2, 4)
+GATHER_COLUMNS, COLUMNS_PER_THREAD = 40, 8
+FLAT_MIN_BYTES = 2**20
+
+
+@cuda.jit(device=True, inline="always")
+def next_place(q, r, m, dq, dr):
+    """divmod(e + s, m) from (q, r) = divmod(e, m) and (dq, dr) = divmod(s, m)."""
+    q, r = INDEX(q + dq), INDEX(r + dr)
+    if r >= m:
+        q, r = INDEX(q + 1), INDEX(r - m)
+    return q, r
+
+
+@cuda.jit(device=True, inline="always")
+def store_run(flat, e, held, k):
+    """flat[e:e + FLAT_VEC] = held[k], one vector store when the run is whole."""
+    if e + FLAT_VEC <= flat.size:
+        if FLAT_VEC == 1:  # FLAT_VEC is a constant: Numba keeps one branch
+            flat[e] = held[k, 0]
+        elif FLAT_VEC == 2:
+            store_vector(flat, e, (held[k, 0], held[k, 1]))
+        else:
+            store_vector(flat, e, (held[k, 0], held[k, 1], held[k, 2], held[k, 3]))
+    else:  # the last, partial run; constant indices keep held in registers
+        for v in range(FLAT_VEC):
+            if e + v < flat.size:
+                flat[INDEX(e + v)] = held[k, v]
+
+
+@cuda.jit
+def transpose_gather(a_flat, out_flat, h, w, dq, dr):
+    """Few rows: a thread writes runs of out (flat), each element read from a; (dq, dr) = a step."""
+    held = cuda.local.array((FLAT_PER_THREAD, FLAT_VEC), a_flat.dtype)  # registers
+    run = INDEX(INDEX(cuda.blockIdx.x) * INDEX(cuda.blockDim.x * FLAT_PER_THREAD))
+    first = INDEX(INDEX(run + INDEX(cuda.threadIdx.x)) * INDEX(FLAT_VEC))  # INDEX: stay 32-bit
+    step = INDEX(INDEX(cuda.blockDim.x) * INDEX(FLAT_VEC))  # elements between a thread's runs
+    h, w, dq, dr = INDEX(h), INDEX(w), INDEX(dq), INDEX(dr)
+    x, y = INDEX(first // h), INDEX(first % h)  # out[x, y] = a[y, x]: the thread's one division
+    for k in range(FLAT_PER_THREAD):  # all loads first: a warp reads h short runs of a
+        xv, yv = x, y
+        for v in range(FLAT_VEC):
+            if first + k * step + v < out_flat.size:
+                held[k, v] = a_flat[INDEX(yv * w + xv)]
+            xv, yv = next_place(xv, yv, h, 0, 1)
+        x, y = next_place(x, y, h, dq, dr)
+    for k in range(FLAT_PER_THREAD):
+        if first + k * step < out_flat.size:
+            store_run(out_flat, INDEX(first + k * step), held, k)
+
+
+@cuda.jit
+def transpose_gather_columns(a, out, shift):
+    """Few columns: a block writes out[:, c0:c0 + 2**shift], each element read from a (L1 hits)."""
+    held = cuda.local.array(FLAT_PER_THREAD, a.dtype)  # registers
+    w, h = out.shape
+    c0, mask = INDEX(INDEX(cuda.blockIdx.x) << shift), INDEX((1 << shift) - 1)
+    for k in range(FLAT_PER_THREAD):  # all loads first: the block reads a[c0:c0 + 2**shift, :]
+        e = INDEX(cuda.threadIdx.x + k * cuda.blockDim.x)
+        x, c = INDEX(e >> shift), INDEX(c0 + (e & mask))
+        if x < w and c < h:
+            held[k] = a[c, x]
+    for k in range(FLAT_PER_THREAD):  # a warp writes a run of a row of out
+        e = INDEX(cuda.threadIdx.x + k * cuda.blockDim.x)
+        x, c = INDEX(e >> shift), INDEX(c0 + (e & mask))
+        if x < w and c < h:
+            out[x, c] = held[k]
+
+
+@functools.cache
+def gather_kernel(per_thread: int, vec: int, index_bits: int):
+    """transpose_gather for these runs and index width, compiled once under its own name."""
+    if (per_thread, vec, index_bits) == (FLAT_PER_THREAD, FLAT_VEC, 32):
+        return transpose_gather
+    return specialise(
+        transpose_gather,
+        f"transpose_gather_x{per_thread}_vec{vec}_i{index_bits}",
+        device_functions=(next_place, store_run),
+        inline_device_functions=True,
+        INDEX=uint32 if index_bits == 32 else int64,
+        FLAT_VEC=vec,
+        FLAT_PER_THREAD=per_thread,
+    )
+
+
+@functools.cache
+def columns_kernel(per_thread: int, index_bits: int):
+    """transpose_gather_columns for these elements per thread and index width, compiled once."""
+    if (per_thread, index_bits) == (FLAT_PER_THREAD, 32):
+        return transpose_gather_columns
+    return specialise(
+        transpose_gather_columns,
+        f"transpose_gather_columns_x{per_thread}_i{index_bits}",
+        INDEX=uint32 if index_bits == 32 else int64,
+        FLAT_PER_THREAD=per_thread,
+    )
+
+
 @functools.cache
 def kernel_for(tile: int, rows: int, vec: int, pad: int = PAD, transpose: bool = True):
     """transpose_wide (or copy_wide) compiled with TILE, ROWS, VEC, PAD = tile, rows, vec, pad.
@@ -341,19 +462,71 @@ def _thin_launch(d_a, o, to_host) -> launch.Launch:
     return launch.single(kernel, grid, THIN_THREADS, *args, shift, out=o, to_host=to_host)
 
 
-@launch.op
-def transpose(a, *, out=None):
-    """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
-    d_a, o, to_host = _checked(a, out, transpose=True)
+def _gather_launch(d_a, o, to_host, per_thread: int, vec: int) -> launch.Launch:
+    """transpose_gather: threads over out seen flat, per_thread runs of vec elements each."""
     h, w = d_a.shape
-    if min(h, w) < FEW:
-        return _thin_launch(d_a, o, to_host)
+    out_flat = o.device.reshape(d_a.size)
+    nbytes = vec * d_a.dtype.itemsize
+    if vec not in (1, 2, 4) or nbytes > 16:
+        raise ValueError(f"vec must be 1, 2 or 4 with vec x itemsize <= 16 bytes, got {vec}")
+    if not launch.aligned(out_flat, nbytes):
+        raise ValueError(f"runs of {vec} elements need out aligned to {nbytes} bytes")
+    kernel = gather_kernel(per_thread, vec, 32 if d_a.nbytes < FLAT_INDEX_BYTES else 64)
+    dq, dr = divmod(vec * FLAT_THREADS, h)  # a thread's step between runs, in out's rows
+    grid = launch.grid_1d(d_a.size, FLAT_THREADS * per_thread * vec)
+    args = (d_a.reshape(d_a.size), out_flat, h, w, dq, dr)
+    return launch.single(kernel, grid, FLAT_THREADS, *args, out=o, to_host=to_host)
+
+
+def _columns_launch(d_a, o, to_host, per_thread: int) -> launch.Launch:
+    """transpose_gather_columns: blocks of 2**shift whole columns of out, per_thread a thread."""
+    h, w = d_a.shape
+    shift = max(0, (FLAT_THREADS * per_thread // w).bit_length() - 1)  # w << shift fits a block
+    if w > FLAT_THREADS * per_thread:
+        raise ValueError(f"{w} columns do not fit {FLAT_THREADS} x {per_thread} elements a block")
+    kernel = columns_kernel(per_thread, 32 if d_a.nbytes < FLAT_INDEX_BYTES else 64)
+    grid = launch.grid_1d(h, 1 << shift)
+    return launch.single(kernel, grid, FLAT_THREADS, d_a, o.device, shift, out=o, to_host=to_host)
+
+
+def gather_vec(d, itemsize: int, vec: int) -> int:
+    """The widest run of at most vec elements, at most 16 bytes, that d's alignment allows."""
+    while vec > 1 and (vec * itemsize > 16 or not launch.aligned(d, vec * itemsize)):
+        vec //= 2
+    return vec
+
+
+def _tiled_launch(d_a, o, to_host) -> launch.Launch:
+    """The tiled transpose: wide accesses where the sides and alignment allow."""
+    h, w = d_a.shape
     nbytes = d_a.dtype.itemsize * VEC
     if d_a.dtype.itemsize == 4 and h % VEC == 0 and w % VEC == 0:
         if launch.aligned(d_a, nbytes) and launch.aligned(o.device, nbytes):
             return _wide_launch(d_a, o, to_host, WIDE_BLOCK, VEC, PAD, None, transpose=True)
     block = ODD_BLOCK if d_a.dtype.itemsize == 4 else PLAIN_BLOCK
     return _wide_launch(d_a, o, to_host, block, PLAIN_VEC, PAD, None, transpose=True)
+
+
+def chosen_kernel(h: int, w: int, nbytes: int) -> str:
+    """The kernel transpose() runs on an h x w matrix of nbytes: gather(_columns), thin, tiled."""
+    if nbytes >= FLAT_MIN_BYTES and h <= w and h <= GATHER_ROWS:
+        return "gather"
+    if nbytes >= FLAT_MIN_BYTES and w < h and w <= GATHER_COLUMNS:
+        return "gather_columns"
+    return "thin" if min(h, w) < FEW else "tiled"
+
+
+@launch.op
+def transpose(a, *, out=None):
+    """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
+    d_a, o, to_host = _checked(a, out, transpose=True)
+    kernel = chosen_kernel(*d_a.shape, d_a.nbytes)
+    if kernel == "gather":
+        vec = gather_vec(o.device, d_a.dtype.itemsize, GATHER_RUNS[1])
+        return _gather_launch(d_a, o, to_host, GATHER_RUNS[0], vec)
+    if kernel == "gather_columns":
+        return _columns_launch(d_a, o, to_host, COLUMNS_PER_THREAD)
+    return (_thin_launch if kernel == "thin" else _tiled_launch)(d_a, o, to_host)
 
 
 # What the lesson times, name -> builder of the Launch (a, out=None) -> Launch
@@ -389,6 +562,69 @@ TUNING = {
 }
 
 
+# Thin shapes of THIN_ELEMENTS + a few float32 (240 MiB, well above L2; the simulator divides
+# the long side by THIN_SCALE), issue 25's among them, and the kernels that could move them:
+# "thin" (transpose_few_rows/columns), "tiled" (the wide path), "gather" (per_thread runs of
+# vec elements a thread) and "gather_columns" (per_thread elements a thread, vec 1)
+THIN_ELEMENTS = 60 * 2**20
+THIN_SIDES = (1, 2, 3, 5, 8, 16, 24, 31, 40, 64, 128)
+THIN_SHAPES = [
+    shape
+    for side in THIN_SIDES
+    for shape in (f"{THIN_ELEMENTS // side + 1} x {side}", f"{side} x {THIN_ELEMENTS // side + 1}")
+] + ["80973 x 777"]
+THIN_SCALE = runtime.pick(gpu=1, simulator=2**15)
+
+
+@functools.lru_cache(maxsize=1)
+def _thin_matrix(shape: str):
+    """The random float32 matrix of a THIN_SHAPES entry, on the device."""
+    h, w = (int(side) for side in shape.split(" x "))
+    h, w = (max(1, h // THIN_SCALE), w) if h > w else (h, max(1, w // THIN_SCALE))
+    return cuda.to_device(np.random.default_rng(3).random((h, w), dtype=np.float32))
+
+
+def _thin_case(shape, kernel, per_thread, vec):
+    """One point of THIN_TUNING: (the Launch transposing the shape with this kernel, bytes)."""
+    d_a = _thin_matrix(shape)
+    o = launch.Output(cuda.device_array(d_a.shape[::-1], d_a.dtype), given=True)
+    if kernel == "gather":
+        built = _gather_launch(d_a, o, False, per_thread, vec)
+    elif kernel == "gather_columns" and vec == 1:
+        built = _columns_launch(d_a, o, False, per_thread)
+    elif kernel == "gather_columns":
+        raise ValueError("the gather_columns kernel moves one element per access: vec 1")
+    elif (per_thread, vec) != (1, 1):
+        raise ValueError(f"the {kernel} kernel takes no per_thread or vec: timed at 1, 1")
+    else:
+        built = (_thin_launch if kernel == "thin" else _tiled_launch)(d_a, o, False)
+    return built, 2 * d_a.nbytes
+
+
+def _rule(shape: str) -> dict:
+    """What transpose() runs on a THIN_SHAPES entry (float32, aligned), as THIN_TUNING names it."""
+    h, w = (int(side) for side in shape.split(" x "))
+    kernel = chosen_kernel(h, w, 4 * h * w)
+    runs = {"gather": GATHER_RUNS, "gather_columns": (COLUMNS_PER_THREAD, 1)}.get(kernel, (1, 1))
+    return {"kernel": kernel, "per_thread": runs[0], "vec": runs[1]}
+
+
+THIN_TUNING = {
+    "family": "thin_transpose",
+    "space": {
+        "shape": THIN_SHAPES,
+        "kernel": ["thin", "tiled", "gather", "gather_columns"],
+        "per_thread": [1, 2, 4, 8, 16],
+        "vec": [1, 2, 4],
+    },
+    "case": _thin_case,
+    "chosen": {
+        name: {shape: _rule(shape)[name] for shape in THIN_SHAPES}
+        for name in ("kernel", "per_thread", "vec")
+    },
+}
+
+
 def _names(dtypes) -> list[str]:
     return [np.dtype(d).name for d in dtypes]
 
@@ -405,6 +641,20 @@ SIGNATURES = {
     kernel_for(ODD_BLOCK[0] * PLAIN_VEC, ODD_BLOCK[1], PLAIN_VEC): _signatures(FOUR_BYTE),
     transpose_few_rows: [f"void({t}[:, ::1], {t}[::1], int64)" for t in _names(DTYPES)],
     transpose_few_columns: [f"void({t}[::1], {t}[:, ::1], int64)" for t in _names(DTYPES)],
+    **{
+        gather_kernel(GATHER_RUNS[0], vec, bits): [
+            f"void({t}[::1], {t}[::1], int64, int64, int64, int64)"
+            for t in _names(DTYPES if vec < 4 else FOUR_BYTE)
+        ]
+        for vec in (1, 2, 4)
+        if vec <= GATHER_RUNS[1]
+        for bits in (32, 64)
+    },
+    transpose_gather: [
+        f"void({t}[::1], {t}[::1], int64, int64, int64, int64)" for t in _names(DTYPES)
+    ],
+    transpose_gather_columns: _signatures(DTYPES),
+    **{columns_kernel(COLUMNS_PER_THREAD, bits): _signatures(DTYPES) for bits in (32, 64)},
     kernel_for(8, 2, 2): _signatures(DTYPES),  # tests: small tiles
     kernel_for(8, 2, 4): _signatures(FOUR_BYTE),
     kernel_for(8, 4, 2, 0, False): _signatures(DTYPES),
