@@ -50,10 +50,12 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 # FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
 # than the block's run share it). Chosen by `python -m gpgpu_tools.tune flips` (TUNING below),
 # recorded in gpgpu_lessons/recorded/tuning/flips-<gpu>.json. A word may be shifted into place,
-# so it is at most 8 bytes, the widest integer.
+# so it is at most 8 bytes, the widest integer. FLIP_PER_THREAD was 2 with 64-bit indices; 4 is
+# not measured yet with 32-bit ones (fewer instructions and registers a word):
+# `python -m gpgpu_tools.narrow_flips` compares 2, 4 and 8 on the odd shapes.
 VERTICAL_WORD_BYTES = 8
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 8}
-FLIP_PER_THREAD = 2
+FLIP_PER_THREAD = 4
 FLIP_BLOCK = (128, 1)
 WORD_BYTES = (4, 8)  # the word sizes flip_words takes
 WORD_DTYPES = {4: np.uint32, 8: np.uint64}  # the kernels see aligned words as these
@@ -154,7 +156,8 @@ def row_layout(row, row_bytes, dst_lead):
 @cuda.jit(device=True, inline="always")
 def mirrored_byte(row_bytes, b):
     """Where byte b of an output row comes from in its row: the mirrored pixel, same channel."""
-    return row_bytes - (b // GROUP_WORDS + 1) * GROUP_WORDS + b % GROUP_WORDS
+    pixel, channel = divide(b, GROUP_WORDS)
+    return row_bytes - (pixel + 1) * GROUP_WORDS + channel
 
 
 @cuda.jit(device=True, inline="always")
@@ -339,11 +342,11 @@ def flip_short_rows(src, dst, dst_words, dst_lead, height, row_bytes):
     j = cuda.grid(1)  # the bytes before dst's first aligned word and after its last: one a thread
     if j < dst.size - dst_words.size * BYTES_PER_WORD:
         b = j if j < dst_lead else j + dst_words.size * BYTES_PER_WORD
-        dst[b] = src[source_place(b, height, row_bytes)[0]]
+        dst[INDEX(b)] = src[source_place(b, height, row_bytes)[0]]
     for k in range(PER_THREAD):
         i = first + k * cuda.blockDim.x
         if i < dst_words.size:
-            dst_words[i] = held[k]
+            dst_words[INDEX(i)] = held[k]
 
 
 @functools.cache
@@ -353,7 +356,7 @@ def short_rows_kernel(horizontal: bool, channels: int, index_bits: int, per_thre
     return specialise(
         flip_short_rows,
         f"flip_short_rows_{kind}_{SHORT_WORD_BYTES}B_x{per_thread}_i{index_bits}",
-        device_functions=(mirrored_byte, source_place, next_source, gathered_word),
+        device_functions=(divide, mirrored_byte, source_place, next_source, gathered_word),
         inline_device_functions=True,
         WORD=WORD_TYPES[SHORT_WORD_BYTES],
         BYTES_PER_WORD=SHORT_WORD_BYTES,
@@ -381,6 +384,7 @@ def short_rows_steps(d_src, d_dst, horizontal: bool, per_thread: int = SHORT_PER
     height, _, channels = d_src.shape
     src, dst = d_src.reshape(d_src.size), d_dst.reshape(d_dst.size)
     dst_lead, dst_words = aligned_words(dst, SHORT_WORD_BYTES)
+    channels = channels if horizontal else 1  # a vertical flip moves bytes: one kernel for all
     kernel = short_rows_kernel(horizontal, channels, index_bits(src.size), per_thread)
     per_thread_words = launch.blocks_for(dst_words.size, per_thread)
     threads = min(SHORT_THREADS, WARP_SIZE * max(1, launch.blocks_for(per_thread_words, WARP_SIZE)))
