@@ -50,10 +50,12 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 # FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
 # than the block's run share it). Chosen by `python -m gpgpu_tools.tune flips` (TUNING below),
 # recorded in gpgpu_lessons/recorded/tuning/flips-<gpu>.json. A word may be shifted into place,
-# so it is at most 8 bytes, the widest integer.
+# so it is at most 8 bytes, the widest integer. FLIP_PER_THREAD was 2 with 64-bit indices; 4 is
+# not measured yet with 32-bit ones (fewer instructions and registers a word):
+# `python -m gpgpu_tools.narrow_flips` compares 2, 4 and 8 on the odd shapes.
 VERTICAL_WORD_BYTES = 8
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 8}
-FLIP_PER_THREAD = 2
+FLIP_PER_THREAD = 4
 FLIP_BLOCK = (128, 1)
 WORD_BYTES = (4, 8)  # the word sizes flip_words takes
 WORD_DTYPES = {4: np.uint32, 8: np.uint64}  # the kernels see aligned words as these
@@ -83,13 +85,21 @@ def negative_words(src_words, dst_words, src_bytes, dst_bytes):
 # ---- the flips: words from any byte, several per thread --------------------------------------
 
 # The constants the device functions and kernels below read; `flip_kernel` compiles them with
-# other values (`specialise`). As written: 8-byte words of gray pixels, the tuned flips.
+# other values (`specialise`). As written: 8-byte words of gray pixels, the tuned flips, 32-bit
+# indices.
 WORD = uint64  # the word a thread moves: uint32 or uint64
 BYTES_PER_WORD = 8  # its size
 GROUP_WORDS = 1  # words a thread moves per step: a horizontal flip's channels, 1 for vertical
 PER_THREAD = FLIP_PER_THREAD  # groups a thread moves
 HELD_WORDS = PER_THREAD * GROUP_WORDS  # words a thread holds: a local array's size is a constant
 WORD_TYPES = {4: uint32, 8: uint64}
+# INDEX: the index arithmetic, uint32 for images below INDEX_32_BYTES, int64 above. Unsigned,
+# a division or % by a word size is a shift or an and, and Numba adds no check for negative
+# indices (the wraparound: a shift, an and, an add per access). Numba widens uint32 arithmetic
+# to 64 bits, and an int makes it signed: each index is cast back to INDEX where it is used.
+INDEX = uint32
+INDEX_32_BYTES = 2**31  # images below this many bytes index with 32-bit arithmetic
+INDEX_TYPES = {32: uint32, 64: int64}
 
 
 @cuda.jit(device=True, inline="always")
@@ -100,36 +110,54 @@ def funnel(lo, hi, shift):
 
 
 @cuda.jit(device=True, inline="always")
-def read_words(src, words, lead, start, held, at):
-    """held[at:at + GROUP_WORDS] = the words of bytes src[start:]; words: src's aligned words."""
-    i, shift = divmod(start - lead, BYTES_PER_WORD)  # they start `shift` bytes into word i
-    last = i + GROUP_WORDS if shift else i + GROUP_WORDS - 1  # and end in aligned word `last`
-    if i < 0 or last >= words.size:  # a partial word at an end of src: byte by byte
+def divide(a, b):
+    """(a // b, a % b) in INDEX arithmetic, for a >= 0 (unsigned, by a power of two: >>, &)."""
+    quotient, remainder = divmod(INDEX(a), INDEX(b))
+    return INDEX(quotient), INDEX(remainder)
+
+
+@cuda.jit(device=True, inline="always")
+def source_word(start, lead):
+    """(i, shift): bytes from src[start] on begin `shift` bytes into aligned word i - 1 of src,
+    whose first aligned word starts `lead` bytes in (i >= 0: INDEX may be unsigned)."""
+    return divide(start + BYTES_PER_WORD - lead, BYTES_PER_WORD)
+
+
+@cuda.jit(device=True, inline="always")
+def read_words(src, words, start, i, shift, held, at):
+    """held[at:at + GROUP_WORDS] = the words of bytes src[start:], `shift` bytes into aligned
+    word i - 1 of words (source_word)."""
+    end = INDEX(i + GROUP_WORDS if shift else i + GROUP_WORDS - 1)  # they end before word end
+    if i == 0 or end > INDEX(words.size):  # a partial word at an end of src: byte by byte
         for w in range(GROUP_WORDS):
             held[at + w] = WORD(0)
             for b in range(BYTES_PER_WORD):
-                held[at + w] |= WORD(src[start + w * BYTES_PER_WORD + b]) << WORD(8 * b)
+                byte = src[INDEX(start + w * BYTES_PER_WORD + b)]
+                held[at + w] |= WORD(byte) << WORD(8 * b)
     else:
         for w in range(GROUP_WORDS):  # two aligned loads a word, one when shift is 0
-            lo = words[i + w]
-            held[at + w] = funnel(lo, words[i + w + 1] if shift else lo, shift)
+            lo = words[INDEX(i - 1 + w)]
+            held[at + w] = funnel(lo, words[INDEX(i + w)] if shift else lo, shift)
 
 
 @cuda.jit(device=True, inline="always")
 def row_layout(row, row_bytes, dst_lead):
     """(head, groups, out): bytes before the row's first aligned group, whole groups, its word."""
-    head = (dst_lead - row) % BYTES_PER_WORD  # bytes to dst's next aligned word
+    r = source_word(row, dst_lead)[1]  # the row starts r bytes into an aligned word of dst
+    head = divide(BYTES_PER_WORD - r, BYTES_PER_WORD)[1]  # bytes to dst's next aligned word
     while head % GROUP_WORDS:  # RGB: on to an aligned word that starts a pixel (twice at most)
         head += BYTES_PER_WORD
-    head = min(head, row_bytes)
-    groups = (row_bytes - head) // (GROUP_WORDS * BYTES_PER_WORD)
-    return head, groups, (row + head - dst_lead) // BYTES_PER_WORD
+    out = INDEX(source_word(INDEX(row + head), dst_lead)[0] - 1)  # the aligned word there
+    head = INDEX(min(head, row_bytes))  # (a row of no whole group: no word)
+    groups = divide(row_bytes - head, GROUP_WORDS * BYTES_PER_WORD)[0]
+    return head, groups, out
 
 
 @cuda.jit(device=True, inline="always")
 def mirrored_byte(row_bytes, b):
     """Where byte b of an output row comes from in its row: the mirrored pixel, same channel."""
-    return row_bytes - (b // GROUP_WORDS + 1) * GROUP_WORDS + b % GROUP_WORDS
+    pixel, channel = divide(b, GROUP_WORDS)
+    return row_bytes - (pixel + 1) * GROUP_WORDS + channel
 
 
 @cuda.jit(device=True, inline="always")
@@ -140,7 +168,8 @@ def move_edge(src, dst, row, source, row_bytes, head, groups, first, mirrored):
     if first < cuda.blockDim.x:  # the first run: `first` is the thread's x
         for j in range(first, row_bytes - groups * group, cuda.blockDim.x):
             b = j if j < head else j + groups * group  # byte b of the output row
-            dst[row + b] = src[source + (mirrored_byte(row_bytes, b) if mirrored else b)]
+            c = mirrored_byte(row_bytes, b) if mirrored else b  # from byte c of its source row
+            dst[INDEX(row + b)] = src[INDEX(source + c)]
 
 
 @cuda.jit
@@ -148,28 +177,31 @@ def flip_vertical_words(
     src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run
 ):
     """Row y of dst is row height-1-y of src: aligned words (loads, then stores), edge bytes."""
-    y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y  # rows on grid x: 2**31 - 1
-    first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    y = INDEX(cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y)  # rows on grid x: 2**31 - 1
+    first = INDEX((first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x)
     held = cuda.local.array(PER_THREAD, WORD)  # registers: the k loops unroll
     if y < height:
-        row, mirror = y * row_bytes, (height - 1 - y) * row_bytes
+        row, mirror = INDEX(y * row_bytes), INDEX((height - 1 - y) * row_bytes)
         head, words, out = row_layout(row, row_bytes, dst_lead)
+        source = INDEX(mirror + head)  # the bytes of the row's first aligned output word
+        i, shift = source_word(source, src_lead)  # once a row
         for k in range(PER_THREAD):  # all loads first: thread t, word t of a warp's run
-            g = first + k * cuda.blockDim.x
+            g = INDEX(first + k * cuda.blockDim.x)
             if g < words:
-                read_words(src, src_words, src_lead, mirror + head + g * BYTES_PER_WORD, held, k)
+                start = INDEX(source + g * BYTES_PER_WORD)
+                read_words(src, src_words, start, INDEX(i + g), shift, held, k)
         move_edge(src, dst, row, mirror, row_bytes, head, words, first, False)  # loads in flight
         for k in range(PER_THREAD):
-            g = first + k * cuda.blockDim.x
+            g = INDEX(first + k * cuda.blockDim.x)
             if g < words:
-                dst_words[out + g] = held[k]
+                dst_words[INDEX(out + g)] = held[k]
 
 
 @cuda.jit(device=True, inline="always")
 def write_reversed(words, j, held, first):
     """words[j:j + GROUP_WORDS] = the group held[first:first + GROUP_WORDS], pixels reversed."""
     for w in range(GROUP_WORDS):
-        words[j + w] = reversed_word(held, first, w)
+        words[INDEX(j + w)] = reversed_word(held, first, w)
 
 
 @cuda.jit
@@ -177,26 +209,30 @@ def flip_horizontal_words(
     src, dst, src_words, dst_words, src_lead, dst_lead, height, row_bytes, first_run
 ):
     """Mirror groups of BYTES_PER_WORD pixels (reversing the pixels inside), then the edge."""
-    group = GROUP_WORDS * BYTES_PER_WORD
-    y = cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y
-    first = (first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x
+    y = INDEX(cuda.blockIdx.x * cuda.blockDim.y + cuda.threadIdx.y)
+    first = INDEX((first_run + cuda.blockIdx.y) * cuda.blockDim.x * PER_THREAD + cuda.threadIdx.x)
     held = cuda.local.array(HELD_WORDS, WORD)  # registers: a constant size
     if y < height:
-        row = y * row_bytes
+        row = INDEX(y * row_bytes)
         head, groups, out = row_layout(row, row_bytes, dst_lead)
-        end = row + row_bytes - head  # group g mirrors the group ending g groups before end
+        end = INDEX(row + row_bytes - head)  # group g mirrors the group ending g groups before end
+        i, shift = source_word(end, src_lead)  # a word past the row's last group, once a row
         for k in range(PER_THREAD):  # load mirrored groups: a warp reads a run backwards
-            g = first + k * cuda.blockDim.x
+            g = INDEX(first + k * cuda.blockDim.x)
             if g < groups:
-                read_words(src, src_words, src_lead, end - (g + 1) * group, held, k * GROUP_WORDS)
+                back = INDEX((g + 1) * GROUP_WORDS)  # words back from end
+                start = INDEX(end - back * BYTES_PER_WORD)
+                read_words(src, src_words, start, INDEX(i - back), shift, held, k * GROUP_WORDS)
         move_edge(src, dst, row, row, row_bytes, head, groups, first, True)  # loads in flight
         for k in range(PER_THREAD):  # reverse the pixels of each group, store
-            g = first + k * cuda.blockDim.x
+            g = INDEX(first + k * cuda.blockDim.x)
             if g < groups:
                 write_reversed(dst_words, out + g * GROUP_WORDS, held, k * GROUP_WORDS)
 
 
 DEVICE_FUNCTIONS = (
+    divide,
+    source_word,
     funnel,
     read_words,
     row_layout,
@@ -208,7 +244,9 @@ DEVICE_FUNCTIONS = (
 
 
 @functools.cache
-def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: int):
+def flip_kernel(
+    horizontal: bool, channels: int, word_bytes: int, per_thread: int, index_bits: int = 32
+):
     """The flip kernel for these constants, compiled once, under its own name in a profiler."""
     if word_bytes not in WORD_BYTES:
         raise ValueError(f"a flip's words are 4 or 8 bytes, got {word_bytes}")
@@ -221,7 +259,7 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
         kernel, kind, channels = flip_vertical_words, "vertical_words", 1
     return specialise(
         kernel,
-        f"flip_{kind}_{word_bytes}B_x{per_thread}",
+        f"flip_{kind}_{word_bytes}B_x{per_thread}_i{index_bits}",
         device_functions=DEVICE_FUNCTIONS,
         inline_device_functions=True,
         WORD=WORD_TYPES[word_bytes],
@@ -229,6 +267,7 @@ def flip_kernel(horizontal: bool, channels: int, word_bytes: int, per_thread: in
         GROUP_WORDS=channels,
         PER_THREAD=per_thread,
         HELD_WORDS=per_thread * channels,
+        INDEX=INDEX_TYPES[index_bits],
     )
 
 
@@ -248,13 +287,10 @@ SHORT_MIN_BYTES = 2**20
 SHORT_WORD_BYTES = 8  # the output word a thread writes
 SHORT_PER_THREAD = 4  # output words a thread writes, all loaded first (narrow_flips)
 SHORT_THREADS = 256
-SHORT_INDEX_BYTES = 2**31  # images below this many bytes index with 32-bit arithmetic
 
 # The constants of flip_short_rows (with WORD, BYTES_PER_WORD, GROUP_WORDS: the pixel's channels,
-# PER_THREAD); `short_rows_kernel` compiles them with other values. As written: vertical, 32-bit.
-# INDEX: the index arithmetic, uint32 below SHORT_INDEX_BYTES (one 32-bit division a word, and
-# no check for negative indices), int64 above.
-INDEX = uint32
+# PER_THREAD, INDEX: one 32-bit division a word); `short_rows_kernel` compiles them with other
+# values. As written: vertical, 32-bit.
 MIRRORED = False  # a horizontal flip: each output byte from the mirrored pixel of its row
 
 
@@ -306,11 +342,11 @@ def flip_short_rows(src, dst, dst_words, dst_lead, height, row_bytes):
     j = cuda.grid(1)  # the bytes before dst's first aligned word and after its last: one a thread
     if j < dst.size - dst_words.size * BYTES_PER_WORD:
         b = j if j < dst_lead else j + dst_words.size * BYTES_PER_WORD
-        dst[b] = src[source_place(b, height, row_bytes)[0]]
+        dst[INDEX(b)] = src[source_place(b, height, row_bytes)[0]]
     for k in range(PER_THREAD):
         i = first + k * cuda.blockDim.x
         if i < dst_words.size:
-            dst_words[i] = held[k]
+            dst_words[INDEX(i)] = held[k]
 
 
 @functools.cache
@@ -320,15 +356,20 @@ def short_rows_kernel(horizontal: bool, channels: int, index_bits: int, per_thre
     return specialise(
         flip_short_rows,
         f"flip_short_rows_{kind}_{SHORT_WORD_BYTES}B_x{per_thread}_i{index_bits}",
-        device_functions=(mirrored_byte, source_place, next_source, gathered_word),
+        device_functions=(divide, mirrored_byte, source_place, next_source, gathered_word),
         inline_device_functions=True,
         WORD=WORD_TYPES[SHORT_WORD_BYTES],
         BYTES_PER_WORD=SHORT_WORD_BYTES,
         GROUP_WORDS=channels if horizontal else 1,
         PER_THREAD=per_thread,
-        INDEX=uint32 if index_bits == 32 else int64,
+        INDEX=INDEX_TYPES[index_bits],
         MIRRORED=horizontal,
     )
+
+
+def index_bits(size: int) -> int:
+    """The index arithmetic of the flips of an image of `size` bytes: 32 or 64 bits."""
+    return 32 if size < INDEX_32_BYTES else 64
 
 
 def takes_short_rows(shape, size: int) -> bool:
@@ -343,8 +384,8 @@ def short_rows_steps(d_src, d_dst, horizontal: bool, per_thread: int = SHORT_PER
     height, _, channels = d_src.shape
     src, dst = d_src.reshape(d_src.size), d_dst.reshape(d_dst.size)
     dst_lead, dst_words = aligned_words(dst, SHORT_WORD_BYTES)
-    index_bits = 32 if src.size < SHORT_INDEX_BYTES else 64
-    kernel = short_rows_kernel(horizontal, channels, index_bits, per_thread)
+    channels = channels if horizontal else 1  # a vertical flip moves bytes: one kernel for all
+    kernel = short_rows_kernel(horizontal, channels, index_bits(src.size), per_thread)
     per_thread_words = launch.blocks_for(dst_words.size, per_thread)
     threads = min(SHORT_THREADS, WARP_SIZE * max(1, launch.blocks_for(per_thread_words, WARP_SIZE)))
     blocks = launch.grid_1d(dst_words.size, threads * per_thread)
@@ -432,7 +473,7 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
     if word_bytes is None:
         word_bytes = HORIZONTAL_WORD_BYTES[channels] if horizontal else VERTICAL_WORD_BYTES
     channels = channels if horizontal else 1  # a vertical flip moves bytes: rows stay whole
-    kernel = flip_kernel(horizontal, channels, word_bytes, per_thread)
+    kernel = flip_kernel(horizontal, channels, word_bytes, per_thread, index_bits(d_src.size))
     src, dst = d_src.reshape(d_src.size), d_dst.reshape(d_dst.size)
     group = channels * word_bytes  # bytes a thread moves per step: one word, or RGB's three
     steps = flip_steps(kernel, src, dst, height, word_bytes, group, per_thread, dims)
@@ -550,16 +591,17 @@ SIGNATURES = {
     flip_vertical_words: [_flip_signature(BYTES_PER_WORD)],  # as written: the module's constants
     flip_horizontal_words: [_flip_signature(BYTES_PER_WORD)],
     **{
-        flip_kernel(horizontal, channels, b, FLIP_PER_THREAD): [_flip_signature(b)]
+        flip_kernel(horizontal, channels, b, FLIP_PER_THREAD, bits): [_flip_signature(b)]
         for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
         for channels in every_channels
         for b in WORD_BYTES
+        for bits in INDEX_TYPES
     },
     flip_short_rows: [SHORT_SIGNATURE],  # as written: vertical, 32-bit indices
     **{
         short_rows_kernel(horizontal, channels, bits, SHORT_PER_THREAD): [SHORT_SIGNATURE]
         for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
         for channels in every_channels
-        for bits in (32, 64)
+        for bits in INDEX_TYPES
     },
 }
