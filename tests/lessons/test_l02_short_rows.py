@@ -116,14 +116,14 @@ def test_options_still_give_the_general_kernels():
     """word_bytes, per_thread or block: the general kernels, whatever the rows (the tuning)."""
     a = random_image((17, 3))
     prepared = fast.flip_words.prepare(a, horizontal=False, per_thread=1)
-    assert kernel_names(prepared) == {"flip_vertical_words_8B_x1"}
+    assert kernel_names(prepared) == {"flip_vertical_words_8B_x1_i32"}
     np.testing.assert_array_equal(prepared.result(), np.flip(a, 0))
 
 
 @pytest.mark.parametrize("horizontal", [False, True], ids=["vertical", "horizontal"])
 def test_64_bit_indices_flip_the_same(monkeypatch, horizontal):
-    """Images of SHORT_INDEX_BYTES and more index with int64 (here: a tiny limit)."""
-    monkeypatch.setattr(fast, "SHORT_INDEX_BYTES", 16)
+    """Images of INDEX_32_BYTES and more index with int64 (here: a tiny limit)."""
+    monkeypatch.setattr(fast, "INDEX_32_BYTES", 16)
     a = random_image((19, 5, 3), seed=7)
     _, d_src = placed(a, 1)
     _, d_out = placed(np.zeros_like(a), 6)
