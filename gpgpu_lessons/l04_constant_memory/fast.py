@@ -21,10 +21,7 @@ Any other filter, memory or tile shape is the same code compiled with other cons
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
 pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (4 or 8 columns
-wide) where TILE would compute more than twice the image. Thin images of at least a few MB
-(up to 64 rows or columns) take two other kernels instead, `filter_rows` and `filter_columns`,
-which stage a block's rows, or columns, whole (THIN_TUNING: `python -m gpgpu_tools.tune
-thin_filter`, gpgpu_lessons/recorded/tuning/thin_filter-<gpu>.json). TILE is chosen by
+wide) where TILE would compute more than twice the image. TILE is chosen by
 `python -m gpgpu_tools.tune tiled_filter` (gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
 the bench records each layout on the shapes it serves (`python -m gpgpu_tools.bench --record`,
 gpgpu_lessons/recorded/bench/<gpu>.json); the times of the layouts not chosen are not recorded.
@@ -38,11 +35,11 @@ import zlib
 from typing import NamedTuple
 
 import numpy as np
-from numba import cuda, float32, int32, int64, uint32
+from numba import cuda, float32, int64
 
 from .. import launch, runtime
 from ..device.index import at, clamp
-from ..specialise import python_function, specialise
+from ..specialise import specialise
 from . import checks
 from .filters import GAUSSIAN_5, LAPLACIAN
 
@@ -79,21 +76,9 @@ def pitch(tile_w: int, threads_x: int, rows: int) -> int:
     return padded[0] if padded else tile_w
 
 
-def constants(tile, filter_shape) -> dict:
-    """The module constants the kernels below read, for one layout (Tile or Thin) and filter."""
+def constants(tile: Tile, filter_shape) -> dict:
+    """The module constants the kernels below read, for one tile shape and one filter shape."""
     ky, kx = filter_shape
-    if isinstance(tile, Thin):
-        return {
-            "THIN_THREADS": tile.threads,
-            "THIN_ROWS": tile.rows,
-            "THIN_LOADS": tile.loads,
-            "THIN_SPAN": tile.threads * tile.loads,
-            "THIN_WINDOW": tile.rows + ky - 1,
-            "THIN_STAGE_OUTPUTS": tile.stage_outputs,
-            "THIN_OUTPUT_SPAN": tile.threads * tile.loads if tile.stage_outputs else 1,
-            "KY": ky,
-            "KX": kx,
-        }
     out_h, out_w = tile.threads_y * tile.rows, tile.threads_x * tile.cols
     tile_h, tile_w = out_h + ky - 1, out_w + kx - 1
     return {
@@ -140,14 +125,6 @@ def global_taps(weights):
 
 
 read_taps = constant_taps  # where filter_tiled reads its filter (global_taps: 'global')
-
-
-@cuda.jit(device=True, inline="always")
-def copy_taps(weights, taps):
-    """taps[:, :] = the filter, from where read_taps reads it (constant or global memory)."""
-    for dy in range(KY):
-        for dx in range(KX):
-            taps[dy, dx] = read_taps(weights)[dy, dx]
 
 
 @cuda.jit(device=True, inline="always")
@@ -225,7 +202,9 @@ def block_position():
 def filter_tiled(image, weights, out, first_block_row):
     """Stage a tile plus halo in shared memory; each thread makes ROWS x COLS outputs."""
     taps = cuda.local.array((KY, KX), float32)  # the filter in registers: read once
-    copy_taps(weights, taps)
+    for dy in range(KY):
+        for dx in range(KX):
+            taps[dy, dx] = read_taps(weights)[dy, dx]
     tile = cuda.shared.array((TILE_H, PITCH), float32)
     block_col, block_row = block_position()
     x0 = block_col * OUT_W - KX // 2  # where tile[0, 0] is (may be outside)
@@ -241,237 +220,36 @@ def filter_tiled(image, weights, out, first_block_row):
         filter_tile(tile, taps, out, y0, x0, True)
 
 
-# ---- thin images: a block's rows, or columns, whole ------------------------------------------
-#
-# A few columns wide (N x 3, N x 40), a block's rows are one run of memory: `filter_rows` stages
-# them with the KY - 1 halo rows as one flat run (every load coalesced, no clamped duplicates),
-# then each thread makes THIN_ROWS outputs down one column from a window of rows in registers
-# (KY + THIN_ROWS - 1 shared-memory reads per filter column for THIN_ROWS outputs, not 25 each).
-# A few rows high (3 x N, 40 x N), the mirror: `filter_columns` stages every row of a run of
-# columns and no halo row (a window row outside the image reads the staged edge row). Indices
-# are split with one 32-bit division a thread (lesson 02's short rows).
-
-
-class Thin(NamedTuple):
-    """A thin image's layout: blocks of `threads` threads staging whole rows or whole columns."""
-
-    whole: str  # "rows" for few columns (N x w), "columns" for few rows (h x N)
-    threads: int = 256  # threads per block, in one row
-    rows: int = 8  # outputs per thread, one below the other
-    loads: int = 8  # image values a thread stages: a block stages threads x loads
-    stage_outputs: bool = True  # whole rows: outputs through shared memory, stored as one run
-    # (a block takes as many rows, or columns, as it can stage; each thread as many runs of
-    # `rows` outputs, or columns, as it takes for the block's threads to cover them)
-
-
-# The layouts `plan` picks for thin images; chosen by `python -m gpgpu_tools.tune thin_filter`
-# (THIN_TUNING below), recorded in gpgpu_lessons/recorded/tuning/thin_filter-<gpu>.json.
-THIN_ROWS_LAYOUT = Thin("rows")
-THIN_COLUMNS_LAYOUT = Thin("columns")
-THIN_THREADS, THIN_ROWS, THIN_LOADS, THIN_STAGE_OUTPUTS = THIN_ROWS_LAYOUT[1:]  # as written
-THIN_SPAN = THIN_THREADS * THIN_LOADS  # image values a block stages in shared memory
-THIN_WINDOW = THIN_ROWS + KY - 1  # staged rows behind one thread's THIN_ROWS outputs
-THIN_OUTPUT_SPAN = THIN_SPAN if THIN_STAGE_OUTPUTS else 1  # filter_rows' outputs, staged
-
-
-@cuda.jit(device=True, inline="always")
-def split(i, n):
-    """divmod(i, n) for i, n below 2**32 as one 32-bit division, the results int64."""
-    q, r = divmod(uint32(i), uint32(n))
-    return int64(q), int64(r)
-
-
-@cuda.jit(device=True, inline="always")
-def window_sums(staged, taps, starts, offsets, acc):
-    """acc[k]: output k of THIN_ROWS down a column; window row j starts at staged[starts[j]]."""
-    for k in range(THIN_ROWS):
-        acc[k] = 0
-    window = cuda.local.array(THIN_WINDOW, float32)  # constant indices once unrolled: registers
-    for dx in range(KX):
-        for j in range(THIN_WINDOW):  # each staged value read once per filter column
-            window[j] = staged[at(starts[j] + offsets[dx])]
-        for dy in range(KY):
-            for k in range(THIN_ROWS):
-                acc[k] += taps[dy, dx] * window[k + dy]
-
-
-@cuda.jit(device=True, inline="always")
-def stage_rows(src, staged, top, count, h, w, clamped):
-    """staged[:count] = the flat image from row `top` on; rows clamped only if `clamped`."""
-    held = cuda.local.array(THIN_LOADS, float32)
-    for p in range(THIN_LOADS):  # every load first; a warp reads one run of memory
-        i = cuda.threadIdx.x + p * THIN_THREADS
-        if i < count:
-            if clamped:
-                r, c = split(i, w)
-                held[p] = float32(src[at(int64(clamp(top + r, h)) * w + c)])
-            else:
-                held[p] = float32(src[at(top * w + i)])
-    for p in range(THIN_LOADS):
-        i = cuda.threadIdx.x + p * THIN_THREADS
-        if i < count:
-            staged[i] = held[p]
-
-
-@cuda.jit(device=True, inline="always")
-def store_run(staged, dst, first, count):
-    """dst[first:first + count] = staged[:count]: a warp writes one run of memory."""
-    for p in range(THIN_LOADS):  # a block's outputs are fewer than the values it staged
-        i = cuda.threadIdx.x + p * THIN_THREADS
-        if i < count:
-            dst[at(first + i)] = staged[i]
-
-
-@cuda.jit
-def filter_rows(src, weights, dst, h, w, groups):
-    """Few columns: stage whole rows as one run; each thread THIN_ROWS outputs down a column."""
-    taps = cuda.local.array((KY, KX), float32)
-    copy_taps(weights, taps)
-    staged = cuda.shared.array(THIN_SPAN, float32)
-    outputs = cuda.shared.array(THIN_OUTPUT_SPAN, float32)  # if THIN_STAGE_OUTPUTS
-    rows = groups * THIN_ROWS  # the block's output rows: `groups` runs of THIN_ROWS a column
-    y0 = int64(cuda.blockIdx.x) * rows
-    top = y0 - KY // 2  # the image row of staged row 0 (may be outside)
-    count = (rows + KY - 1) * w
-    if top >= 0 and top + rows + KY - 1 <= h:
-        stage_rows(src, staged, top, count, h, w, False)  # no clamp, no division
-    else:
-        stage_rows(src, staged, top, count, h, w, True)
-    cuda.syncthreads()
-    per_column = split(THIN_THREADS, w)[0]  # threads a column
-    g, c = split(cuda.threadIdx.x, w)  # this thread: column c, runs g, g + per_column...
-    offsets = cuda.local.array(KX, int32)
-    for dx in range(KX):
-        offsets[dx] = clamp(c + dx - KX // 2, w)  # the columns clamped to the image
-    starts = cuda.local.array(THIN_WINDOW, int32)  # indices below THIN_SPAN
-    acc = cuda.local.array(THIN_ROWS, float32)
-    last = groups if g < per_column else 0  # the threads past the last whole column: none
-    for run in range(g, last, per_column):
-        for j in range(THIN_WINDOW):
-            starts[j] = (run * THIN_ROWS + j) * w
-        window_sums(staged, taps, starts, offsets, acc)
-        for k in range(THIN_ROWS):
-            y = run * THIN_ROWS + k  # in the block
-            if THIN_STAGE_OUTPUTS:
-                outputs[at(y * w + c)] = acc[k]
-            elif y0 + y < h:  # a warp's stores: runs of w values
-                dst[at((y0 + y) * w + c)] = acc[k]
-    if THIN_STAGE_OUTPUTS:
-        cuda.syncthreads()
-        store_run(outputs, dst, y0 * w, min(rows, h - y0) * w)
-
-
-@cuda.jit(device=True, inline="always")
-def stage_columns(image, staged, x0, pitch, clamped):
-    """staged[r * pitch + c] = image[r, x0 + c] for every row r; clamped only if `clamped`."""
-    h, w = image.shape
-    r, c = split(cuda.threadIdx.x, pitch)  # where this thread's first value is
-    dr, dc = split(THIN_THREADS, pitch)  # and its step to the next
-    held = cuda.local.array(THIN_LOADS, float32)
-    for p in range(THIN_LOADS):  # every load first; a warp reads runs of a row
-        if r < h:
-            held[p] = float32(image[at(r), clamp(x0 + c, w) if clamped else at(x0 + c)])
-        r, c = r + dr, c + dc
-        if c >= pitch:
-            r, c = r + 1, c - pitch
-    for p in range(THIN_LOADS):
-        i = cuda.threadIdx.x + p * THIN_THREADS
-        if i < h * pitch:
-            staged[i] = held[p]
-
-
-@cuda.jit
-def filter_columns(image, weights, out, columns):
-    """Few rows: stage every row of a run of columns; each thread THIN_ROWS outputs down one."""
-    taps = cuda.local.array((KY, KX), float32)
-    copy_taps(weights, taps)
-    staged = cuda.shared.array(THIN_SPAN, float32)
-    h, w = image.shape
-    pitch = columns + KX - 1  # a staged row: the block's columns and the halo
-    x0 = int64(cuda.blockIdx.x) * columns - KX // 2  # the image column of staged column 0
-    if x0 >= 0 and x0 + pitch <= w:
-        stage_columns(image, staged, x0, pitch, False)
-    else:
-        stage_columns(image, staged, x0, pitch, True)
-    cuda.syncthreads()
-    groups = split(h + THIN_ROWS - 1, THIN_ROWS)[0]  # runs of THIN_ROWS down a column
-    per_run = split(THIN_THREADS, groups)[0]  # threads across the columns, each run
-    g, first = split(cuda.threadIdx.x, per_run)  # this thread: run g, columns first, ...
-    starts = cuda.local.array(THIN_WINDOW, int32)  # indices below THIN_SPAN
-    for j in range(THIN_WINDOW):  # the rows clamped here: staged once, read again
-        starts[j] = int64(clamp(g * THIN_ROWS + j - KY // 2, h)) * pitch
-    offsets = cuda.local.array(KX, int32)
-    acc = cuda.local.array(THIN_ROWS, float32)
-    last = columns if g < groups else 0  # the threads past the last whole run: none
-    for c in range(first, last, per_run):
-        x = x0 + KX // 2 + c
-        if x < w:
-            for dx in range(KX):
-                offsets[dx] = c + dx
-            window_sums(staged, taps, starts, offsets, acc)
-            for k in range(THIN_ROWS):
-                y = g * THIN_ROWS + k
-                if y < h:
-                    out[at(y), at(x)] = acc[k]
-
-
 # ---- the same kernel for other filters, memories and tile shapes -----------------------------
 
 
-def kernel_name(memory: str, weights: np.ndarray, tile) -> str:
+def kernel_name(memory: str, weights: np.ndarray, tile: Tile) -> str:
     """The profiler's name for one instance, e.g. filter_tiled_constant_5x5_32x4_r8c4_3b1fd2c4."""
     ky, kx = weights.shape
-    if isinstance(tile, Thin):  # e.g. filter_rows_constant_5x5_t256r8l8_3b1fd2c4
-        name = f"filter_{tile.whole}_{memory}_{ky}x{kx}_t{tile.threads}r{tile.rows}l{tile.loads}"
-        name += "" if tile.stage_outputs else "_direct"
-    else:
-        name = (
-            f"filter_tiled_{memory}_{ky}x{kx}_{tile.threads_x}x{tile.threads_y}"
-            f"_r{tile.rows}c{tile.cols}" + ("" if tile.fast_interior else "_clamped")
-        )
+    name = (
+        f"filter_tiled_{memory}_{ky}x{kx}_{tile.threads_x}x{tile.threads_y}"
+        f"_r{tile.rows}c{tile.cols}" + ("" if tile.fast_interior else "_clamped")
+    )
     return name + (f"_{zlib.crc32(weights.tobytes()):08x}" if memory == "constant" else "")
 
 
-# each layout's kernel and the device functions that read its constants
-KERNELS = {
-    Tile: (filter_tiled, (copy_taps, load_tile, filter_tile)),
-    "rows": (filter_rows, (copy_taps, stage_rows, window_sums, store_run)),
-    "columns": (filter_columns, (copy_taps, stage_columns, window_sums)),
-}
-
-
 @functools.cache
-def _instance(memory: str, filter_shape: tuple[int, int], weights_bytes: bytes | None, tile):
-    """A layout's kernel with other constants (cached: one per filter, memory and layout)."""
+def _instance(memory: str, filter_shape: tuple[int, int], weights_bytes: bytes | None, tile: Tile):
+    """filter_tiled with other constants (cached: one kernel per filter, memory and tile)."""
     if weights_bytes is None:
         weights = np.zeros(filter_shape, np.float32)  # a 'global' kernel reads its argument
     else:
         weights = np.frombuffer(weights_bytes, np.float32).reshape(filter_shape)
     taps = constant_taps if memory == "constant" else global_taps
-    kernel, device_functions = KERNELS[tile.whole if isinstance(tile, Thin) else Tile]
     return specialise(
-        kernel,
+        filter_tiled,
         kernel_name(memory, weights, tile),
-        device_functions=(taps, *device_functions),
+        device_functions=(taps, load_tile, filter_tile),
         inline_device_functions=True,  # as the module's: inline="always"
         read_taps=taps,
         WEIGHTS=weights,
         **constants(tile, filter_shape),
     )
-
-
-def check_thin(thin) -> Thin:
-    """A Thin layout: whole 'rows' or 'columns', sizes >= 1, at most 1024 threads."""
-    if not isinstance(thin, Thin):
-        raise TypeError(f"thin must be a fast.Thin, got {thin!r}")
-    if thin.whole not in ("rows", "columns"):
-        raise ValueError(f"thin.whole must be 'rows' or 'columns', got {thin.whole!r}")
-    sizes = [
-        launch.positive_int(v, f"thin.{name}") for name, v in zip(Thin._fields[1:4], thin[1:4])
-    ]
-    checked = Thin(thin.whole, *sizes, bool(thin.stage_outputs))
-    launch.block_shape((checked.threads,), name="the layout's threads")
-    return checked
 
 
 def check_tile(tile) -> Tile:
@@ -484,12 +262,9 @@ def check_tile(tile) -> Tile:
     return checked
 
 
-def shared_bytes(filter_shape, tile=TILE) -> int:
-    """Shared memory of a layout's kernel: a tile's outputs plus the filter's halo, or a thin
-    layout's staged values and outputs (float32)."""
+def shared_bytes(filter_shape, tile: Tile = TILE) -> int:
+    """Shared memory of the tiled kernel: the block's outputs plus the filter's halo, float32."""
     c = constants(tile, filter_shape)
-    if isinstance(tile, Thin):
-        return (c["THIN_SPAN"] + (c["THIN_OUTPUT_SPAN"] if tile.whole == "rows" else 0)) * 4
     return c["TILE_H"] * c["PITCH"] * 4
 
 
@@ -498,22 +273,17 @@ def tiled_kernel(weights, *, memory: str = "constant", tile: Tile = TILE):
     return _checked_kernel(*_checked(weights, memory, tile))
 
 
-def _checked(weights, memory, tile, check=None) -> tuple[np.ndarray, str, Tile | Thin]:
-    """(weights, memory, layout) checked; the layout by `check`, else as a Tile or a Thin."""
+def _checked(weights, memory, tile) -> tuple[np.ndarray, str, Tile]:
     memory = checks.memory(memory, MEMORIES)
     weights = checks.weights(weights, constant=memory == "constant")
-    tile = (check or (check_thin if isinstance(tile, Thin) else check_tile))(tile)
+    tile = check_tile(tile)
     launch.check_shared_memory(shared_bytes(weights.shape, tile), "the tile and its halo")
     return weights, memory, tile
 
 
-def _checked_kernel(weights: np.ndarray, memory: str, tile):
-    if memory == "constant" and np.array_equal(weights, WEIGHTS):
-        if tile == TILE:
-            return filter_tiled  # the kernel as the module defines it
-        as_written = (THIN_THREADS, THIN_ROWS, THIN_LOADS, THIN_STAGE_OUTPUTS)
-        if isinstance(tile, Thin) and tile[1:] == as_written:
-            return KERNELS[tile.whole][0]
+def _checked_kernel(weights: np.ndarray, memory: str, tile: Tile):
+    if memory == "constant" and tile == TILE and np.array_equal(weights, WEIGHTS):
+        return filter_tiled  # the kernel as the module defines it
     compiled_in = weights.tobytes() if memory == "constant" else None
     return _instance(memory, weights.shape, compiled_in, tile)
 
@@ -557,38 +327,10 @@ def tall(tile: Tile, w: int) -> Tile:
     return Tile(across, threads // across, tile.rows, 1, tile.fast_interior)
 
 
-# Thin images, from THIN_MIN_PIXELS on, take the thin kernels: at most THIN_MAX_SIDE columns
-# (N x w: whole rows) or rows (h x N: whole columns). Smaller images keep the tiles: there a
-# launch costs about the same whichever kernel runs, and the lesson's images show the tiled one.
-# `python -m gpgpu_tools.tune thin_filter` times both on N x 3, N x 40, 3 x N, 40 x N.
-THIN_MAX_SIDE = 64
-THIN_MIN_PIXELS = 2**20
-
-
-def whole_columns(thin: Thin, h: int) -> Thin:
-    """thin for h x N: each thread making all h rows if h <= 5 (as `flat`), else thin's rows."""
-    return thin._replace(rows=min(h, thin.rows) if h <= FLAT_EXACT_ROWS else thin.rows)
-
-
-def thin_share(thin: Thin, shape, filter_shape) -> int:
-    """A thin kernel's last argument: a block's runs of `rows` output rows ('rows') or its
-    columns ('columns'), as many as it can stage; 0 if it cannot take the image (fewer threads
-    than a row's columns, or a column's runs of rows) or its shared memory does not fit."""
-    (h, w), (ky, kx) = shape, filter_shape
-    staged = thin.threads * thin.loads
-    if not fits(filter_shape, thin):
-        return 0
-    if thin.whole == "rows":  # a block: share x rows output rows, and KY - 1 halo rows
-        enough = w <= thin.threads
-        return max(0, (staged // w - (ky - 1)) // thin.rows) if enough else 0
-    enough = launch.blocks_for(h, thin.rows) <= thin.threads  # every row, and the halo columns
-    return max(0, staged // h - (kx - 1)) if enough else 0
-
-
 class Plan(NamedTuple):
-    """What filter2d launches on one image: the layout, the filter and the shape the kernel sees."""
+    """What filter2d launches on one image: the tile, the filter and the shape the kernel sees."""
 
-    tile: Tile | Thin  # a tile of filter_tiled, or a thin kernel's layout
+    tile: Tile
     weights: np.ndarray  # the filter, or for a line its rows (1 x N) or columns (N x 1) summed
     shape: tuple[int, int]  # the image's shape, or (1, N) for an image of one row or column
 
@@ -598,47 +340,29 @@ def fits(filter_shape, tile: Tile) -> bool:
     return shared_bytes(filter_shape, tile) <= launch.STATIC_SHARED_MEMORY_BYTES
 
 
-def efficiency(shape, filter_shape, tile) -> float:
-    """The share of the outputs a launch of this layout computes that lie inside the image."""
-    if isinstance(tile, Thin):
-        (h, w), share = shape, thin_share(tile, shape, filter_shape)
-        if tile.whole == "rows":
-            return h / (launch.blocks_for(h, share * tile.rows) * share * tile.rows)
-        rows, columns = launch.blocks_for(h, tile.rows) * tile.rows, launch.blocks_for(w, share)
-        return h * w / (rows * columns * share)
+def efficiency(shape, filter_shape, tile: Tile) -> float:
+    """The share of the outputs a launch of this tile computes that lie inside the image."""
     c = constants(tile, filter_shape)
     (h, w), out_h, out_w = shape, c["OUT_H"], c["OUT_W"]
     computed = launch.blocks_for(h, out_h) * out_h * launch.blocks_for(w, out_w) * out_w
     return h * w / computed
 
 
-def plan(shape, weights: np.ndarray, tile: Tile = TILE, thin: bool = True) -> Plan:
-    """How filter2d covers an image of this shape (weights and tile checked).
+def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
+    """How filter2d covers an image of this shape with tile's threads (weights and tile checked).
 
     1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
     row: clamped to the image, every filter row reads its one row (N x 1: every column its
-    one column), so summing them is the same filter (the bench: 1 x N, N x 1). A thin image
-    of at least THIN_MIN_PIXELS (if `thin`): filter_rows for at most THIN_MAX_SIDE columns,
-    else filter_columns for at most THIN_MAX_SIDE rows. Otherwise `tiled_plan`.
+    one column), so summing them is the same filter (the bench: 1 x N, N x 1). Otherwise `tile`,
+    unless it would compute more than twice the image's outputs: then the one of tile, `flat`
+    and `tall` that computes the fewest outside it. Each layout is filter_tiled with other
+    constants.
     """
     h, w = shape
     if h == 1 or w == 1:
         folded = weights.sum(axis=0 if h == 1 else 1, dtype=np.float64).astype(np.float32)
         if fits((1, folded.size), line(tile)):
             return Plan(line(tile), folded[np.newaxis], (1, h * w))
-    if thin and h * w >= THIN_MIN_PIXELS:
-        if w <= THIN_MAX_SIDE and thin_share(THIN_ROWS_LAYOUT, shape, weights.shape):
-            return Plan(THIN_ROWS_LAYOUT, weights, (h, w))
-        layout = whole_columns(THIN_COLUMNS_LAYOUT, h)
-        if h <= THIN_MAX_SIDE and thin_share(layout, shape, weights.shape):
-            return Plan(layout, weights, (h, w))
-    return tiled_plan(shape, weights, tile)
-
-
-def tiled_plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
-    """`tile`, unless it would compute more than twice the image's outputs: then the one of
-    tile, `flat` and `tall` that computes the fewest outside it (filter_tiled, other constants)."""
-    h, w = shape
     if efficiency(shape, weights.shape, tile) >= 0.5:
         return Plan(tile, weights, (h, w))
     tiles = [t for t in (tile, flat(tile, h), tall(tile, w)) if fits(weights.shape, t)]
@@ -656,25 +380,18 @@ def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) ->
     layouts = dict.fromkeys([tile, *talls, *flats])
     configs = [(weights, t) for t in layouts if fits(weights.shape, t)]
     configs += [(p.weights, p.tile) for p in lines]
-    thins = [whole_columns(THIN_COLUMNS_LAYOUT, h) for h in range(2, FLAT_EXACT_ROWS + 2)]
-    configs += [(weights, t) for t in dict.fromkeys([THIN_ROWS_LAYOUT, *thins])]
     return tuple(dict.fromkeys(_checked_kernel(w, memory, t) for w, t in configs))
 
 
 @launch.op
-def filter2d(
-    image, weights, *, memory: str = "constant", tile: Tile = TILE, thin_kernels=True, out=None
-):
+def filter2d(image, weights, *, memory: str = "constant", tile: Tile = TILE, out=None):
     """Filter a 2-D float32 or uint8 image (clamp-to-edge) into float32: the tuned tiled kernel.
 
-    `tile` is the bulk tile; `plan` lays its threads out to fit thin images, or takes a thin
-    kernel for them (unless thin_kernels is False: the tuning tool's comparison).
+    `tile` is the bulk tile; `plan` lays its threads out to fit thin images.
     """
-    weights, memory, tile = _checked(weights, memory, tile, check_tile)
+    weights, memory, tile = _checked(weights, memory, tile)
     d_image, to_host, output = checks.image_and_output(image, out)
-    chosen = plan(d_image.shape, weights, tile, thin=bool(thin_kernels))
-    if isinstance(chosen.tile, Thin):
-        return _thin_launch(d_image, weights, memory, chosen.tile, output, to_host)
+    chosen = plan(d_image.shape, weights, tile)
     c = constants(chosen.tile, chosen.weights.shape)
     d_weights = cuda.to_device(chosen.weights)  # a 'constant' kernel ignores its argument
     args = (d_image.reshape(chosen.shape), d_weights, output.device.reshape(chosen.shape))
@@ -688,35 +405,6 @@ def filter2d(
         to_host,
         first_in_blocks=True,
     )
-
-
-@launch.op
-def filter_thin(
-    image, weights, *, memory: str = "constant", thin: Thin = THIN_ROWS_LAYOUT, out=None
-):
-    """filter2d with a thin kernel on any image it takes: whole rows (few columns) or columns."""
-    weights, memory, thin = _checked(weights, memory, thin, check_thin)
-    d_image, to_host, output = checks.image_and_output(image, out)
-    return _thin_launch(d_image, weights, memory, thin, output, to_host)
-
-
-def _thin_launch(d_image, weights, memory, thin: Thin, output, to_host) -> launch.Launch:
-    """One launch of a thin kernel over the image: 1-D blocks along its long side."""
-    h, w = d_image.shape
-    share = thin_share(thin, (h, w), weights.shape)
-    if share < 1:
-        raise ValueError(
-            f"a {h} x {w} image is too {'wide' if thin.whole == 'rows' else 'tall'} for {thin}: "
-            "use filter2d, or a layout with more threads or loads"
-        )
-    kernel = _checked_kernel(weights, memory, thin)
-    d_weights = cuda.to_device(weights)  # a 'constant' kernel ignores its argument
-    if thin.whole == "rows":
-        grid = launch.blocks_for(h, share * thin.rows)
-        args = (d_image.reshape(h * w), d_weights, output.device.reshape(h * w), h, w, share)
-    else:
-        grid, args = launch.blocks_for(w, share), (d_image, d_weights, output.device, share)
-    return launch.single(kernel, grid, thin.threads, *args, out=output, to_host=to_host)
 
 
 def _tuning_case(threads_y: int, rows: int, cols: int):
@@ -738,107 +426,13 @@ TUNING = {
     "case": _tuning_case,
 }
 
-# ---- tuning the thin kernels: each layout on each thin shape ---------------------------------
-
-# The images: about THIN_TUNING_PIXELS float32 pixels (GPU: 252 MB, well past the L2; the
-# simulator: a few hundred), N the long side: "N x 3" is 20971521 x 3 on the GPU.
-THIN_GPU_PIXELS = 62914560
-THIN_TUNING_PIXELS = runtime.pick(gpu=THIN_GPU_PIXELS, simulator=960)
-THIN_TUNING_SHAPES = ("N x 3", "3 x N", "N x 40", "40 x N")
-
-
-def thin_tuning_shape(label: str, pixels: int) -> tuple[int, int]:
-    """The shape of a THIN_TUNING_SHAPES label: 'N x 3' -> (pixels // 3 + 1, 3)."""
-    h, w = label.split(" x ")
-    return (pixels // int(w) + 1, int(w)) if h == "N" else (int(h), pixels // int(h) + 1)
-
-
-@functools.lru_cache(maxsize=1)
-def _thin_tuning_image(label: str):
-    """The random float32 image of a THIN_TUNING shape (the tool times one shape after another)."""
-    shape = thin_tuning_shape(label, THIN_TUNING_PIXELS)
-    return cuda.to_device(np.random.default_rng(5).random(shape, dtype=np.float32) + 0.5)
-
-
-def _thin_tuning_case(
-    shape: str, layout: str, threads: int, rows: int, loads: int, stage_outputs: bool
-):
-    """One point of THIN_TUNING: the 5x5 Gaussian from constant memory with one layout.
-
-    'tiles': filter2d without the thin kernels, its bulk tile 32 x threads/32 threads of `rows`
-    x 4 outputs (TILE at 128 threads and 8 rows), laid out by `tiled_plan` (flat, tall). 'rows',
-    'columns': filter_thin. A parameter a layout does not read is timed at its first value only.
-    """
-    space = THIN_TUNING["space"]
-    if layout == "tiles" and loads != space["loads"][0]:
-        raise ValueError("the tiles stage no `loads`: timed at the first value only")
-    if layout != "rows" and stage_outputs != space["stage_outputs"][0]:
-        raise ValueError(f"{layout} store no staged outputs: timed at the first value only")
-    image = _thin_tuning_image(shape)
-    out = cuda.device_array(image.shape, np.float32)
-    if layout == "tiles":
-        tile = Tile(32, threads // 32, rows, TILE.cols)
-        prepared = filter2d.prepare(image, GAUSSIAN_5, tile=tile, thin_kernels=False, out=out)
-    else:
-        thin = Thin(layout, threads, rows, loads, stage_outputs)
-        prepared = filter_thin.prepare(image, GAUSSIAN_5, thin=thin, out=out)
-    return prepared, image.nbytes + out.nbytes
-
-
-def _thin_choice(label: str) -> dict:
-    """THIN_TUNING's parameters of what `plan` picks on the GPU's image of this shape."""
-    chosen = plan(thin_tuning_shape(label, THIN_GPU_PIXELS), GAUSSIAN_5).tile
-    if isinstance(chosen, Thin):
-        return {"layout": chosen.whole, **chosen._asdict()}
-    threads = chosen.threads_x * chosen.threads_y  # TILE, as the case builds it
-    return {
-        "layout": "tiles",
-        "threads": threads,
-        "rows": TILE.rows,
-        "loads": THIN_LOADS,
-        "stage_outputs": True,
-    }
-
-
-THIN_TUNING = {
-    "family": "thin_filter",
-    # the thin shapes of the bench at 252 MB: today's tiles (TILE at 128 threads and 8 rows; its
-    # tall and flat tiles with 3 rows a thread, or twice the threads) against both thin kernels.
-    # Rows 3: what filter_columns runs on 3 x N (each thread all its rows).
-    "space": {
-        "shape": list(THIN_TUNING_SHAPES),
-        "layout": ["tiles", "rows", "columns"],
-        "threads": [128, 256],
-        "rows": [3, 8],
-        "loads": [8],
-        "stage_outputs": [True, False],
-    },
-    # plan's choice on each shape (a guess until the GPU's record is in): the thin kernels at
-    # THIN_ROWS_LAYOUT and THIN_COLUMNS_LAYOUT, TILE on the bulk shapes
-    "chosen": {
-        name: {label: _thin_choice(label)[name] for label in THIN_TUNING_SHAPES}
-        for name in ("layout", "threads", "rows", "loads", "stage_outputs")
-    },
-    "case": _thin_tuning_case,
-}
-
-IMAGES = ("float32", "uint8")  # the image dtypes filter2d accepts
-
-
-def _signatures(kernel) -> list[str]:
-    """A kernel's launch signatures, one per image dtype: filter_rows sees flat images."""
-    if python_function(kernel).__name__.startswith("filter_rows"):
-        flat = "float32[:, ::1], float32[::1], int64, int64, int64"
-        return [f"void({image}[::1], {flat})" for image in IMAGES]
-    return [f"void({image}[:, ::1], float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
-
-
+IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")  # the image dtypes filter2d accepts
 NOTEBOOK_INSTANCES = (  # the instances the notebook runs
     tiled_kernel(GAUSSIAN_5, memory="global"),
     tiled_kernel(GAUSSIAN_5, tile=CLAMPS_EVERYWHERE),
     tiled_kernel(LAPLACIAN),
 )
 SIGNATURES = {
-    kernel: _signatures(kernel)
-    for kernel in (*launched_kernels(WEIGHTS), filter_rows, filter_columns, *NOTEBOOK_INSTANCES)
+    kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
+    for kernel in (*launched_kernels(WEIGHTS), *NOTEBOOK_INSTANCES)  # filter_tiled first
 }

@@ -31,7 +31,7 @@ from gpgpu_lessons.l02_shared_memory import reference as images
 from gpgpu_lessons.l03_bank_conflicts import applications
 from gpgpu_lessons.l04_constant_memory import filters
 from gpgpu_lessons.l04_constant_memory import reference as filtering
-from gpgpu_lessons.l04_constant_memory.fast import Thin, Tile
+from gpgpu_lessons.l04_constant_memory.fast import Tile
 from gpgpu_lessons.l05_atomics_vs_reduction import sine_sum
 
 LESSON = re.compile(r"l\d\d_\w+")
@@ -493,20 +493,6 @@ EXAMPLES: dict[str, Example] = {
         expect=filtered,
         atol=filter_tolerance,
         bad=(EVEN_FILTER, bad_option("memory must be one of", memory="frozen")),
-    ),
-    "l04_constant_memory.fast.filter_thin": Example(
-        cases=lambda rng: (
-            # small layouts (16 threads): whole rows of 3 columns, whole columns of 3 rows
-            Case((floats(rng, (23, 3)),), (RANDOM_3x3,), {"thin": Thin("rows", 16, 2, 4)}),
-            Case((pixels(rng, (3, 29)),), (RANDOM_5x3,), {"thin": Thin("columns", 16, 2, 8)}),
-        ),
-        expect=filtered,
-        atol=filter_tolerance,
-        bad=(
-            EVEN_FILTER,
-            bad_option("too wide for Thin", thin=Thin("rows", 1, 2, 4)),
-            bad_option("thin must be a fast.Thin", TypeError, thin=Tile()),
-        ),
     ),
     "l04_constant_memory.textbook.filter2d": Example(
         cases=lambda rng: (

@@ -103,9 +103,6 @@ def test_a_plan_never_computes_more_than_the_bulk_tile(h, w, tile):
         assert planned.tile == fast.line(tile) and planned.shape == (1, h * w)
         return
     assert planned.shape == (h, w) and planned.weights is weights
-    if isinstance(planned.tile, fast.Thin):  # the thin kernels: test_l04_thin_filter.py
-        assert min(h, w) <= fast.THIN_MAX_SIDE and h * w >= fast.THIN_MIN_PIXELS
-        return
     assert planned.tile in (tile, fast.flat(tile, h), fast.tall(tile, w))
     bulk = fast.efficiency((h, w), weights.shape, tile)
     chosen = fast.efficiency((h, w), weights.shape, planned.tile)
@@ -121,20 +118,19 @@ def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
     assert fast.tiled_kernel(planned.weights, tile=planned.tile) in fast.SIGNATURES
 
 
-def test_the_tuned_filter_registers_its_fifteen_layouts():
+def test_the_tuned_filter_registers_its_nine_layouts():
     """TILE, its line (the folded filter), its tall tiles 4 and 8 across, flat ones of 2 to 5
-    rows and of 8; filter_rows, filter_columns with 2 to 5 rows and THIN_COLUMNS_LAYOUT's: only
-    what plan picks (each layout costs tests/test_ptx.py a compilation)."""
+    rows and of 8: only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 15
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 9
     assert all(kernel in fast.SIGNATURES for kernel in kernels)
     assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5, 8}
     assert {fast.tall(fast.TILE, w)[:4] for w in range(2, 100)} == {(4, 32, 9, 1), (8, 16, 8, 1)}
 
 
 BENCH_H200 = bench_shapes.matrices(4 * 62914560 // 4, mod16=False)  # the H200's full sweep
-BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "columns", "N x 3": "rows"}
-BENCH_LAYOUTS.update({"N x 40": "rows", "40 x N": "columns"})
+BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "flat", "N x 3": "tall"}
+BENCH_LAYOUTS["N x 40"] = "tall"
 
 
 @pytest.mark.parametrize("shape, label", BENCH_H200, ids=[label for _, label in BENCH_H200])
@@ -145,8 +141,6 @@ def test_the_bench_shapes_get_a_layout_that_fits(shape, label):
         "line": fast.line(fast.TILE),
         "flat": fast.flat(fast.TILE, shape[0]),
         "tall": fast.tall(fast.TILE, shape[1]),
-        "rows": fast.THIN_ROWS_LAYOUT,
-        "columns": fast.whole_columns(fast.THIN_COLUMNS_LAYOUT, shape[0]),
         "bulk": fast.TILE,
     }
     assert planned.tile == layouts[BENCH_LAYOUTS.get(label, "bulk")]
