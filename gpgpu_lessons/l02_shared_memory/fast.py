@@ -50,12 +50,12 @@ ALL_ONES = np.uint32(0xFFFFFFFF)
 # FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
 # than the block's run share it). Chosen by `python -m gpgpu_tools.tune flips` (TUNING below),
 # recorded in gpgpu_lessons/recorded/tuning/flips-<gpu>.json. A word may be shifted into place,
-# so it is at most 8 bytes, the widest integer. FLIP_PER_THREAD was 2 with 64-bit indices; 4 is
-# not measured yet with 32-bit ones (fewer instructions and registers a word):
-# `python -m gpgpu_tools.narrow_flips` compares 2, 4 and 8 on the odd shapes.
+# so it is at most 8 bytes, the widest integer. With 32-bit indices FLIP_PER_THREAD = 2 has the
+# best worst case and mean over the odd and narrow shapes (`python -m gpgpu_tools.narrow_flips`
+# compares 2, 4 and 8 beside the device copy; gpgpu_lessons/recorded/narrow_flips/<gpu>.json).
 VERTICAL_WORD_BYTES = 8
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 8}
-FLIP_PER_THREAD = 4
+FLIP_PER_THREAD = 2
 FLIP_BLOCK = (128, 1)
 WORD_BYTES = (4, 8)  # the word sizes flip_words takes
 WORD_DTYPES = {4: np.uint32, 8: np.uint64}  # the kernels see aligned words as these
@@ -279,10 +279,11 @@ def flip_kernel(
 # Below SHORT_ROW_BYTES, `flip_short_rows` spreads the threads over the output's aligned words
 # instead: its work per byte does not depend on the rows. `python -m gpgpu_tools.narrow_flips`
 # times both sides of the threshold and SHORT_PER_THREAD's choices beside the device copy
-# (recorded in gpgpu_lessons/recorded/narrow_flips/<gpu>.json). Images under SHORT_MIN_BYTES
-# stay on the row kernels: a launch's time whichever kernel runs (and the kernels the lesson
-# shows, on its small images).
-SHORT_ROW_BYTES = 2048
+# (recorded in gpgpu_lessons/recorded/narrow_flips/<gpu>.json): rows of 40 bytes go faster here,
+# rows of 777 on the general kernels; where between they cross is not measured. Images under
+# SHORT_MIN_BYTES stay on the row kernels: a launch's time whichever kernel runs (and the
+# kernels the lesson shows, on its small images).
+SHORT_ROW_BYTES = 512
 SHORT_MIN_BYTES = 2**20
 SHORT_WORD_BYTES = 8  # the output word a thread writes
 SHORT_PER_THREAD = 4  # output words a thread writes, all loaded first (narrow_flips)
