@@ -42,11 +42,15 @@ def test_check_says_whether_the_page_is_stale(tmp_path, capsys):
     assert "stale" in capsys.readouterr().err
 
 
-def test_the_short_row_flips_show_the_recorded_ratios():
+def test_the_narrow_flips_show_the_recorded_ratios():
     for path in sorted((results.RECORDED_DIR / "narrow_flips").glob("*.json")):
         lines = results_report.narrow_flips_section(path)
         for row in json.loads(path.read_text())["rows"]:
             shape = " x ".join(map(str, row["shape"]))
             flip = "horizontal" if row["horizontal"] else "vertical"
             (line,) = [x for x in lines if x.startswith(f"| {shape} | {flip} |")]
-            assert f"| {row['kernel']} | {results_report.times(row['of_copy'])} |" in line
+            ratios = f"{results_report.times(row['of_ceiling'])} | {results_report.times(row['of_copy'])}"
+            assert f"| {row['kernel']} | {ratios} |" in line
+            for way, other in row.get("candidates", {}).items():
+                column = lines[4].split(" | ").index(way)  # the header row
+                assert line.split(" | ")[column] == results_report.times(other["of_ceiling"])
