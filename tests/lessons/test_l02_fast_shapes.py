@@ -11,15 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from flip_images import FILL, kernel_names, placed
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from numba import cuda
 
 from gpgpu_lessons import launch
 from gpgpu_lessons.l02_shared_memory import fast, whole_rows
 
-GUARD = 16  # bytes after an image in its allocation, which a flip must leave alone
-FILL = 0x5A  # the guard bytes' value
 BUDGET = 300  # bytes per drawn image at most: the simulator is slow
 MANY = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -56,14 +54,6 @@ def cases(draw):
     )
 
 
-def placed(a, offset: int):
-    """(allocation, view): a on the device, `offset` bytes in, GUARD bytes of FILL after it."""
-    allocation = cuda.to_device(np.full(offset + a.size + GUARD, FILL, dtype=np.uint8))
-    view = allocation[offset : offset + a.size]
-    view.copy_to_device(a.reshape(-1))
-    return allocation, view.reshape(a.shape)
-
-
 def check(case: Case, seed: int = 0) -> launch.Launch:
     """Run the flip of a random image as `case` says; compare with NumPy and the guard bytes."""
     a = np.random.default_rng(seed).integers(0, 256, size=case.shape, dtype=np.uint8)
@@ -84,10 +74,6 @@ def check(case: Case, seed: int = 0) -> launch.Launch:
     assert (around == FILL).all(), f"{case}: a byte outside the output changed"
     np.testing.assert_array_equal(d_src.copy_to_host(), a)
     return prepared
-
-
-def kernel_names(prepared: launch.Launch) -> set[str]:
-    return {step.kernel.py_func.__name__ for step in prepared.steps}
 
 
 # ---- against NumPy -----------------------------------------------------------------------------

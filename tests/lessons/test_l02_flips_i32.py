@@ -17,37 +17,18 @@ import textwrap
 
 import numpy as np
 import pytest
-from numba import cuda
+from flip_images import FILL, kernel_names, placed, random_image
 
 from gpgpu_lessons import launch, runtime
 from gpgpu_lessons.l02_shared_memory import fast, whole_rows
 
-GUARD = 16  # bytes after the output in its allocation, which a flip must leave alone
-FILL = 0x5A
 SHAPES = [(1, 37), (37, 1), (2, 29), (23, 3), (7, 13), (3, 41), (11, 17, 3), (1, 19, 3), (13, 2, 3)]
 OFFSETS = [(0, 0), (3, 5), (1, 8)]  # bytes into their allocations: source, output
-
-
-def random_image(shape, seed=0):
-    """Random bytes from 1 to 255: a byte left at 0 cannot pass for a flipped one."""
-    return np.random.default_rng(seed).integers(1, 256, size=shape, dtype=np.uint8)
-
-
-def placed(a, offset: int):
-    """(allocation, view): a on the device, `offset` bytes in, GUARD bytes of FILL after it."""
-    allocation = cuda.to_device(np.full(offset + a.size + GUARD, FILL, dtype=np.uint8))
-    view = allocation[offset : offset + a.size]
-    view.copy_to_device(a.reshape(-1))
-    return allocation, view.reshape(a.shape)
 
 
 def three_d(shape) -> tuple[int, int, int]:
     """(height, width, channels) of a gray or RGB shape."""
     return (*shape[:2], shape[2] if len(shape) == 3 else 1)
-
-
-def kernel_names(prepared) -> set[str]:
-    return {step.kernel.py_func.__name__ for step in prepared.steps}
 
 
 def flipped(prepare, shape, horizontal, offsets, seed=0) -> set[str]:

@@ -8,35 +8,17 @@ that are no whole number of words, outputs that start at any byte, host and devi
 
 import numpy as np
 import pytest
+from flip_images import FILL, kernel_names, placed, random_image
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
 from gpgpu_lessons.l02_shared_memory import fast
 
-GUARD = 16  # bytes after the output in its allocation, which a flip must leave alone
-FILL = 0x5A
-
 
 @pytest.fixture(autouse=True)
 def small_images_take_short_rows(monkeypatch):
     monkeypatch.setattr(fast, "SHORT_MIN_BYTES", 0)
-
-
-def kernel_names(prepared) -> set[str]:
-    return {step.kernel.py_func.__name__ for step in prepared.steps}
-
-
-def random_image(shape, seed=0):
-    return np.random.default_rng(seed).integers(0, 256, size=shape, dtype=np.uint8)
-
-
-def placed(a, offset: int):
-    """(allocation, view): a on the device, `offset` bytes in, GUARD bytes of FILL after it."""
-    allocation = cuda.to_device(np.full(offset + a.size + GUARD, FILL, dtype=np.uint8))
-    view = allocation[offset : offset + a.size]
-    view.copy_to_device(a.reshape(-1))
-    return allocation, view.reshape(a.shape)
 
 
 SHAPES = [(37, 3), (9, 40), (1, 29), (3, 29), (13, 5, 3), (7, 13), (2, 3), (11, 17, 3), (5, 2, 3)]

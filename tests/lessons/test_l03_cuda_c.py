@@ -20,7 +20,8 @@ def test_every_recorded_yardstick_row_is_shown_as_recorded():
             assert abs(recorded["numba_over_c"] - recorded["numba_ms"] / recorded["c_ms"]) < 0.01
 
 
-def test_the_table_shows_where_it_was_recorded(monkeypatch):
+def displayed(monkeypatch, show) -> str:
+    """The Markdown `show()` displays, one display a line."""
     import IPython.display
 
     from gpgpu_lessons import notebook
@@ -28,22 +29,18 @@ def test_the_table_shows_where_it_was_recorded(monkeypatch):
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda md: shown.append(md.data))
     monkeypatch.setattr(notebook, "display", lambda md: shown.append(md.data))
-    profiling.beside_cuda_c()
-    shown = "\n".join(shown)
+    show()
+    return "\n".join(shown)
+
+
+def test_the_table_shows_where_it_was_recorded(monkeypatch):
+    shown = displayed(monkeypatch, profiling.beside_cuda_c)
     assert "Beside CUDA C" in shown and "gpgpu_tools.perf_run" in shown
     assert "padded, unsigned indices" in shown
 
 
 def test_the_ptx_table_shows_the_recorded_spellings(monkeypatch):
-    import IPython.display
-
-    from gpgpu_lessons import notebook
-
-    shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda md: shown.append(md.data))
-    monkeypatch.setattr(notebook, "display", lambda md: shown.append(md.data))
-    profiling.index_ptx()
-    shown = "\n".join(shown)
+    shown = displayed(monkeypatch, profiling.index_ptx)
     assert "The padded transpose in PTX" in shown and "gpgpu_tools.cuda_c.index_ptx" in shown
     assert "min.u64 · mul.lo.s64" in shown
 

@@ -49,7 +49,8 @@ def test_the_narrow_flips_show_the_recorded_ratios():
             shape = " x ".join(map(str, row["shape"]))
             flip = "horizontal" if row["horizontal"] else "vertical"
             (line,) = [x for x in lines if x.startswith(f"| {shape} | {flip} |")]
-            ratios = f"{results_report.times(row['of_ceiling'])} | {results_report.times(row['of_copy'])}"
+            times = results_report.times
+            ratios = f"{times(row['of_ceiling'])} | {times(row['of_copy'])}"
             assert f"| {row['kernel']} | {ratios} |" in line
             for way, other in row.get("candidates", {}).items():
                 column = lines[4].split(" | ").index(way)  # the header row
