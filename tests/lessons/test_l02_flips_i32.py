@@ -24,6 +24,13 @@ from gpgpu_lessons.l02_shared_memory import fast, whole_rows
 
 SHAPES = [(1, 37), (37, 1), (2, 29), (23, 3), (7, 13), (3, 41), (11, 17, 3), (1, 19, 3), (13, 2, 3)]
 OFFSETS = [(0, 0), (3, 5), (1, 8)]  # bytes into their allocations: source, output
+FEW_SHAPES = [(37, 1), (23, 3), (11, 17, 3)]  # where the candidates the wrappers do not take run
+
+
+def with_per_thread(chosen: int, candidates) -> list:
+    """(shape, per_thread): every shape at the wrappers' choice, FEW_SHAPES at the others."""
+    others = [p for p in candidates if p != chosen]
+    return [(s, chosen) for s in SHAPES] + [(s, p) for p in others for s in FEW_SHAPES]
 
 
 def three_d(shape) -> tuple[int, int, int]:
@@ -57,9 +64,10 @@ def index_bits(request, monkeypatch):
 # ---- the general kernels ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("per_thread", [1, 2, 4, 8], ids=lambda p: f"x{p}")  # x1: the tuning's
 @pytest.mark.parametrize("horizontal", [False, True], ids=["vertical", "horizontal"])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(  # x1: the tuning's; x4, x8: narrow_flips'
+    "shape, per_thread", with_per_thread(fast.FLIP_PER_THREAD, [1, 2, 4, 8]), ids=str
+)
 def test_general_kernels_match_numpy(shape, horizontal, per_thread, index_bits):
     for seed, offsets in enumerate(OFFSETS):
         names = flipped(
@@ -108,9 +116,10 @@ def test_runs_beyond_the_grid_limit_with_32_bit_indices(monkeypatch):
 # ---- flip_short_rows ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("per_thread", [1, 2, 4], ids=lambda p: f"x{p}")
 @pytest.mark.parametrize("horizontal", [False, True], ids=["vertical", "horizontal"])
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(
+    "shape, per_thread", with_per_thread(fast.SHORT_PER_THREAD, [1, 2, 4]), ids=str
+)
 def test_short_rows_match_numpy(shape, horizontal, per_thread, index_bits):
     for seed, offsets in enumerate(OFFSETS):
         names = flipped(
