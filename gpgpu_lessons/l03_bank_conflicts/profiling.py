@@ -287,6 +287,13 @@ YARDSTICK = results.RECORDED_DIR / "yardstick"
 CUDA_C_COLUMNS = ["kernel", "Numba (ms)", "CUDA C (ms)", "Numba / C"]
 
 
+def yardstick_records(folder: Path = YARDSTICK) -> list[dict]:
+    """The yardstick records of this GPU, or of every recorded GPU where it has none."""
+    paths = sorted(folder.glob("*.json"))
+    here = [p for p in paths if p.stem == results.slug(runtime.device_info().name)]
+    return [json.loads(path.read_text()) for path in here or paths]
+
+
 def cuda_c_rows(record: dict) -> list[list]:
     """One yardstick record's rows: each Numba kernel, its C twin's time and the ratio."""
     return [
@@ -301,7 +308,7 @@ def beside_cuda_c(folder: Path = YARDSTICK) -> None:
 
     from .. import notebook
 
-    for record in _recorded_here(folder):
+    for record in yardstick_records(folder):
         side, dtype = record["side"], record["dtype"]
         display(
             Markdown(
@@ -310,13 +317,6 @@ def beside_cuda_c(folder: Path = YARDSTICK) -> None:
             )
         )
         notebook.table(CUDA_C_COLUMNS, cuda_c_rows(record))
-
-
-def _recorded_here(folder: Path) -> list[dict]:
-    """The yardstick records of this GPU, or of every recorded GPU where it has none."""
-    paths = sorted(folder.glob("*.json"))
-    here = [p for p in paths if p.stem == results.slug(runtime.device_info().name)]
-    return [json.loads(path.read_text()) for path in here or paths]
 
 
 def ptx_rows(record: dict) -> list[list]:
@@ -338,7 +338,7 @@ def index_ptx(folder: Path = YARDSTICK) -> None:
 
     from .. import notebook
 
-    record = next((r for r in _recorded_here(folder) if "ptx" in r), None)
+    record = next((r for r in yardstick_records(folder) if "ptx" in r), None)
     if record is None:
         display(Markdown("No PTX recorded: `python -m gpgpu_tools.cuda_c.index_ptx --into FILE`"))
         return
