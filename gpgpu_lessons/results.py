@@ -20,10 +20,11 @@ with every timing stored as ``timing.Timing.as_dict()``; or any other measured t
 
 Each variant is keyed by a stable id, its label ("name") being display data only: a variants
 timing carries ``"id"``, a sweep maps each series label to its id in ``"ids"``. The id is the one
-the figure gave (``identified(timing, "copy-16b")``, or ``"id"`` in a stored timing), else the
-label's slug, frozen in the record when it is written. A figure that asks for an id its record
-lacks (a label renamed without keeping its id) is refused with an error naming both, instead of
-drawing nothing. Format 1 files (no ids) are read with their labels' slugs as ids.
+the figure gave (``benchmark(..., id="copy-16b")``, ``timing.identified("copy-16b")``, or ``"id"``
+in a stored timing), else the label's slug, frozen in the record when it is written. A figure
+that asks for an id its record lacks (a label renamed without keeping its id) is refused with an
+error naming both, instead of drawing nothing. Format 1 files (no ids) are read with their
+labels' slugs as ids.
 
 Recording is off unless the environment variable GPGPU_LESSONS_RECORD names a folder and the
 lesson runs on a real GPU (the GPU run sets it: ``python -m gpgpu_tools.gpurun``).
@@ -77,13 +78,6 @@ def slug(gpu_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-")
 
 
-def identified(timing: Timing, id: str) -> Timing:
-    """A copy of `timing` that records under `id` whatever its label (to rename a label safely)."""
-    return Timing(
-        timing.name, timing.samples_ms, timing.bytes_moved, timing.clock, {**timing.extra, "id": id}
-    )
-
-
 def _with_id(stored: dict) -> dict:
     """A stored timing with its id at the top: the given one, else its label's slug."""
     if isinstance(stored, Timing):
@@ -106,7 +100,7 @@ def with_ids(data: dict) -> dict:
     if twice:
         raise ValueError(
             f"two variants share the id(s) {twice}; give each its own label or id "
-            "(results.identified(timing, id))"
+            "(benchmark(..., id=...) or timing.identified(id))"
         )
     return data
 
@@ -253,6 +247,6 @@ def check_ids(key: str, asked: dict, shipped: Recorded) -> None:
         raise ValueError(
             f"{key}: {shipped.label} has no variant with id {', '.join(map(repr, missing))} "
             f"(it holds {', '.join(map(repr, have))}); a label renamed? keep its recorded id "
-            "with results.identified(timing, id), or record the experiment again on a GPU "
-            "(python -m gpgpu_tools.gpurun)"
+            "with benchmark(..., id=...) or timing.identified(id), or record the experiment "
+            "again on a GPU (python -m gpgpu_tools.gpurun)"
         )

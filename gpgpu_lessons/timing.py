@@ -55,6 +55,12 @@ class Timing:
     def simulated(self) -> bool:
         return self.clock == SIMULATED
 
+    def identified(self, id: str) -> Timing:
+        """A copy that records under `id` whatever its label (to rename a label safely)."""
+        return Timing(
+            self.name, self.samples_ms, self.bytes_moved, self.clock, {**self.extra, "id": id}
+        )
+
     def as_dict(self) -> dict:
         """JSON-ready form, as stored in recorded results."""
         return {
@@ -122,13 +128,15 @@ def benchmark(
     warmup: int | None = None,
     batch: int | None = None,
     method: str = EVENTS,
+    id: str | None = None,
 ) -> Timing:
     """Time launch() (a callable that launches GPU work) and return per-launch times.
 
     warmup calls absorb JIT compilation (1 by default; 0 in the simulator, which has none); each
     of the repeat samples times `batch` back-to-back launches (chosen so a sample lasts about 5 ms
     when None) and divides by batch.
-    In the simulator every method falls back to a host clock, labelled as such.
+    In the simulator every method falls back to a host clock, labelled as such. id: the stable
+    id it records under (`Timing.identified`), where its name is only a label that may change.
     """
     if not callable(launch):
         raise TypeError(
@@ -160,7 +168,8 @@ def benchmark(
         HOST_NO_SYNC: _time_host_no_sync,
     }[method]
     samples = [sample(launch, batch) / batch for _ in range(repeat)]
-    return Timing(name, samples, bytes_moved, method, {"batch": batch})
+    found = Timing(name, samples, bytes_moved, method, {"batch": batch})
+    return found if id is None else found.identified(id)
 
 
 def benchmark_cpu(

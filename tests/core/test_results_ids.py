@@ -21,7 +21,7 @@ def test_an_id_is_the_given_one_else_the_labels_slug():
         variants(
             stored("exact grid, 1 x 16 B"),
             stored("renamed label", id="kept"),
-            results.identified(Timing("pinned label", [1.0]), "pinned").as_dict(),
+            Timing("pinned label", [1.0]).identified("pinned").as_dict(),
         )
     )
     assert results.ids(data) == ["exact-grid-1-x-16-b", "kept", "pinned"]
@@ -90,7 +90,7 @@ def test_a_figure_asking_for_an_id_the_record_lacks_is_refused(shipped):
 
 @pytest.mark.skipif(not runtime.is_simulator(), reason="the simulator shows the recorded run")
 def test_a_renamed_label_that_keeps_its_id_shows_the_record(shipped):
-    renamed = results.identified(Timing("copy, renamed", [9.0], 1_000_000), "copy")
+    renamed = Timing("copy, renamed", [9.0], 1_000_000).identified("copy")
     shown = results.experiment("01_coalescing/demo", variants(renamed.as_dict()))
     assert not shown.live and list(shown.by_id()) == ["copy", "cupy-copy"]
     assert shown.by_id()["copy"].median_ms == 1.0, "the recorded time, not this run's"
@@ -114,3 +114,10 @@ def test_the_shipped_record_keys_every_variant_by_a_frozen_id():
             if data["kind"] == "sweep":
                 assert set(data["ids"]) == set(data["series"]), key
             assert results.with_ids(data) == data, f"{key}: ids are stored, not derived"
+
+
+def test_benchmark_records_under_the_id_it_is_given():
+    from gpgpu_lessons import timing
+
+    found = timing.benchmark(lambda: None, name="a label that may change", repeat=1, id="kept")
+    assert results.ids(results.with_ids(variants(found.as_dict()))) == ["kept"]
