@@ -45,3 +45,14 @@ def format_percent(value: float) -> str:
 def format_ratio(ratio: float) -> str:
     """A speed-up or time ratio: '14.9x', '1.0x', '0.042x' (small ones keep two digits)."""
     return f"{ratio:,.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_number(value: float) -> str:
+    """A plain number: '12,345', '0.8750', '1.27 × 10⁻⁷' (4 digits; tiny ones as powers of ten)."""
+    if value != 0 and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.2e}".split("e")
+        return f"{float(mantissa):.3g} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"

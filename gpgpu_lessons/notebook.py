@@ -9,7 +9,7 @@ import numpy as np
 from IPython.display import Code, Markdown, display
 
 from . import results
-from .formats import format_count, format_ms
+from .formats import format_count, format_ms, format_number
 from .specialise import python_function
 
 
@@ -120,11 +120,11 @@ def show_table(key: str | None, header: list[str], rows: list[list], *, title: s
 
 
 def table(header: list[str], rows: list[list]) -> None:
-    """Display a Markdown table (numbers formatted to 3-4 significant digits)."""
+    """Display a Markdown table (floats written by `formats.format_number`)."""
 
     def cell(value):
         if isinstance(value, float):
-            return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+            return format_number(value)
         return "" if value is None else str(value)
 
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

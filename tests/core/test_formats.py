@@ -26,3 +26,18 @@ def test_percentages_and_ratios():
         "0.1x",
         "0.041x",
     ]
+
+
+def test_plain_numbers_never_in_e_notation():
+    cases = {0.874996951640809: "0.875", 5.1627e-08: "5.16 × 10⁻⁸", -3e-5: "-3 × 10⁻⁵"}
+    cases |= {0.0: "0", 0.0018372: "0.001837", 12345.6: "12,346", 9.99e-4: "9.99 × 10⁻⁴"}
+    assert {v: formats.format_number(v) for v in cases} == cases
+
+
+def test_tables_write_small_floats_as_powers_of_ten(capsys):
+    from unittest import mock
+
+    with mock.patch.object(notebook, "display") as shown:
+        notebook.table(["variant", "relative error"], [["sequential", 5.16e-08]])
+    text = shown.call_args.args[0].data
+    assert "5.16 × 10⁻⁸" in text and "e-08" not in text
