@@ -1,5 +1,5 @@
-"""Lesson 02's pictures: the memories of a GPU, what the kernels make of an image, a mosaic's tiles,
-and a mosaic's barrier intervals.
+"""Lesson 02's pictures: the memories of a GPU, a mosaic's tiles, and a mosaic's barrier intervals
+with the races the tracer finds.
 
 Every figure is drawn in the core's slide style (plotting.figure): it reads from the back of a
 room on a 1280 x 720 slide.
@@ -154,14 +154,23 @@ def _who(threads) -> str:
     return f"{len(threads):,} threads"
 
 
+def _hazard(hazard) -> str:
+    """'RAW on tile (63 found)' or 'WAR on mean'."""
+    found = f" ({hazard.count:,} found)" if hazard.count > 1 else ""
+    return f"{hazard.kind} on {hazard.array}{found}"
+
+
 def _short(code: str, limit: int = 34) -> str:
     return code if len(code) <= limit else code[: limit - 1] + "…"
 
 
-def barrier_intervals(traces: dict):
-    """Which threads read and write which shared array between which barriers, per kernel."""
-    # traces: {kernel name: Trace} (tracing.trace_wrapper); rows: the shared-memory lines of the
-    # first traced block; columns: barrier intervals; races (RAW, WAR, WAW): red arrows
+def barrier_intervals(wrappers: dict, image, *args):
+    """Which threads read and write which shared array between which barriers, and the races the
+    tracer finds, per kernel: wrappers {name: wrapper}, each traced on one tile of its launch
+    `wrapper(image, *args)`."""
+    # rows: the shared-memory lines of the traced block; columns: barrier intervals; races (RAW,
+    # WAR, WAW): red arrows; every hazard, with how many the tracer found, in the panel's title
+    traces = {name: tracing.trace_wrapper(f, image, *args) for name, f in wrappers.items()}
     panels = {name: tracing.shared_accesses(trace) for name, trace in traces.items()}
     columns = 1 + max(
         (max(a.intervals) for accesses in panels.values() for a in accesses), default=0
@@ -226,7 +235,7 @@ def _interval_panel(ax, name, accesses, trace, columns) -> None:
             va="center",
             weight="bold",
         )
-    verdict = ", ".join(f"{h.kind} on {h.array}" for h in trace.hazards) or "no hazard"
+    verdict = ", ".join(_hazard(h) for h in trace.hazards) or "no hazard"
     ax.set_title(
         f"{name}: {barriers} syncthreads\n{verdict}",
         loc="left",

@@ -1,11 +1,10 @@
-"""The NumPy versions of lesson 02's operations: every kernel is checked against these, and
-`cpu_timings` times them on the CPU for seed 002's table."""
+"""The NumPy versions of lesson 02's operations: every kernel is checked against these, and the
+notebook times them on the CPU for seed 002's table."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import runtime, timing
 from . import checks
 
 
@@ -44,24 +43,3 @@ def mosaic(image: np.ndarray, size: int) -> np.ndarray:
     means = ((sums + counts // 2) // counts).astype(np.uint8)
     spread = np.broadcast_to(means[:, None, :, None], tiles.shape).reshape(padded.shape)
     return np.ascontiguousarray(spread[:height, :width])
-
-
-def cpu_timings(image: np.ndarray, size: int) -> dict[str, timing.Timing]:
-    """NumPy's negative, flips and mosaic (tiles of `size`) of `image`, timed on this CPU.
-
-    {"negative", "horizontal flip", "vertical flip", "mosaic": Timing}: the column seed 002's
-    table compares GPU kernels with. A few runs each on a GPU machine, one in the simulator.
-    """
-    repeat = runtime.pick(gpu=3, simulator=1)
-    runs = {
-        "negative": lambda: negative(image),
-        "horizontal flip": lambda: flip_horizontal(image),
-        "vertical flip": lambda: flip_vertical(image),
-        "mosaic": lambda: mosaic(image, size),
-    }
-    return {
-        name: timing.benchmark_cpu(
-            run, name=f"NumPy {name}", repeat=repeat, warmup=0 if name == "mosaic" else 1
-        )
-        for name, run in runs.items()
-    }

@@ -1,8 +1,9 @@
-"""What the kernel tracer says about lesson 02's mosaics: work per tile, barrier intervals, races.
+"""What the kernel tracer says about lesson 02's mosaics: work per tile and barrier intervals.
 
 Every count comes from `gpgpu_lessons.trace_kernel` running the real kernel with the launch its
 wrapper configures (the first band of rows; `blocks=` traces only some tiles), so it means the
-same on any machine: in the simulator it stands beside the recorded GPU times it explains.
+same on any machine: in the simulator it stands beside the recorded GPU times it explains. The
+races (hazards) are drawn by `figures.barrier_intervals`.
 """
 
 from __future__ import annotations
@@ -78,21 +79,19 @@ def work_cells(trace: Trace) -> list[str]:
     ]
 
 
-times = format_ratio  # a speed-up for people: '14.9x', '0.042x'
-
-
-def show_beside_times(key: str, timings, traces: dict[str, Trace], *, title: str, size: str):
+def show_beside_times(key: str, timings, wrappers: dict, image, *args, title: str, size: str):
     """GPU times of variants (the recorded ones in the simulator) beside their counts per tile.
 
-    timings: this run's, one per variant, named as the keys of traces; a GPU run records them
-    under key. The tracer's counts are this machine's: they are the same anywhere.
+    timings: this run's, one per variant, named as the keys of wrappers; a GPU run records them
+    under key. The counts: each wrapper's first tile traced on `wrapper(image, *args)`, on this
+    machine (they are the same anywhere).
     """
     first = timings[0].median_ms
     rows = [[t.name, format_ms(t.median_ms), format_ratio(first / t.median_ms)] for t in timings]
     shown = notebook.recorded_table(
         key, ["variant", "median", "speed-up over the first"], rows, title=title, size=size
     )
-    cells = {name: work_cells(trace) for name, trace in traces.items()}
+    cells = {name: work_cells(trace_wrapper(f, image, *args)) for name, f in wrappers.items()}
     notebook.show_recorded(shown, beside=(WORK_COLUMNS, cells))
 
 
@@ -142,27 +141,3 @@ def shared_accesses(trace: Trace) -> list[SharedAccess]:
         ),
         key=lambda a: (a.intervals[0], arrays.index(a.array), a.op != "store", a.line),
     )
-
-
-# ---- races -------------------------------------------------------------------------------------
-
-HAZARD_COLUMNS = ["kernel", "hazard", "first", "then, with no barrier between"]
-
-
-def hazard_rows(traces: dict[str, Trace]) -> list[list[str]]:
-    """The tracer's verdict per kernel: each hazard with its two source lines, or 'none'."""
-    table = []
-    for name, trace in traces.items():
-        if not trace.hazards:
-            table.append([f"`{name}`", "none", "", ""])
-        for k, hazard in enumerate(trace.hazards):
-            files = hazard.files or (trace.file,) * len(hazard.lines)
-            places = [
-                f"line {line}, thread {thread}: `{code_at(file, line)}`"
-                for line, file, thread in zip(hazard.lines, files, hazard.threads)
-            ]
-            places += [""] * (2 - len(places))
-            found = f" ({hazard.count:,} found)" if hazard.count > 1 else ""
-            kernel = f"`{name}`" if k == 0 else ""
-            table.append([kernel, f"{hazard.kind} on `{hazard.array}`{found}", *places[:2]])
-    return table
