@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import launch
-from ..trace import Trace, trace_kernel
+from ..trace import Trace
+from ..trace import trace_launch as trace_step
 from . import fast, textbook
 
 ELEMENTS = 4096  # float32 elements of a traced copy: a warp at stride 32 stays in bounds
@@ -70,8 +71,7 @@ class Traced:
 
 def trace_launch(prepared: launch.Launch, *, step: int = 0, blocks: int = BLOCKS) -> Traced:
     """Trace one kernel of a prepared launch (`blocks` of its blocks) at its global load line."""
-    kernel = prepared.steps[step]
-    trace = trace_kernel(kernel.kernel, kernel.grid, kernel.block, *kernel.args, blocks=blocks)
+    trace = trace_step(prepared, step=step, blocks=blocks)
     loads = [row.line for row in trace.lines if row.space == "global" and row.op == "load"]
     if len(loads) != 1:
         raise ValueError(f"{trace.kernel} loads global memory on {len(loads)} lines, not one")

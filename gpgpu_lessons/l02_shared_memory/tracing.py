@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 from .. import notebook
 from ..formats import format_ms, format_ratio
-from ..trace import Trace, trace_kernel
+from ..trace import Trace, trace_launch
 
 
 def trace_wrapper(wrapper, image, *args, blocks=1) -> Trace:
     """Trace the kernel `wrapper(image, *args)` launches, on `blocks` of its blocks (tiles)."""
-    step = wrapper.prepare(image, *args).steps[0]
-    return trace_kernel(step.kernel, step.grid, step.block, *step.args, blocks=blocks)
+    return trace_launch(wrapper.prepare(image, *args), blocks=blocks)
 
 
 def code_at(file: str, line: int) -> str:

@@ -10,13 +10,14 @@ Modules: `record` (running the kernel on the simulator's machinery), `arrays` (t
 arrays), `fakecuda` (the `cuda` module a traced kernel sees), `swap` (device functions and global
 arrays swapped for the trace), `accesses` (records to columns), `model` (the sector and bank
 rules), `hazards`, `report` (the Trace, its text and HTML tables), `figures` (which sector or
-bank each lane hits), `tracer` (trace_kernel); `cases` and `verify` check the tracer against
-Nsight Compute and compute-sanitizer on a GPU (``python -m gpgpu_tools.trace_verify``).
+bank each lane hits), `tracer` (trace_kernel; trace_launch for a wrapper's prepared call). The
+cases that check the tracer against Nsight Compute and compute-sanitizer on a GPU live with the
+maintainer tools (``python -m gpgpu_tools.trace_verify``).
 """
 
 from .arrays import TraceError, UnsupportedError
 from .hazards import Hazard
 from .report import Trace
-from .tracer import trace_kernel
+from .tracer import trace_kernel, trace_launch
 
-__all__ = ["Hazard", "Trace", "TraceError", "UnsupportedError", "trace_kernel"]
+__all__ = ["Hazard", "Trace", "TraceError", "UnsupportedError", "trace_kernel", "trace_launch"]

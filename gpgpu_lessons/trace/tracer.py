@@ -59,3 +59,16 @@ def trace_kernel(
         recording.seconds,
         time.perf_counter() - start,
     )
+
+
+def trace_launch(prepared, *, step: int = 0, blocks=None) -> Trace:
+    """Trace one kernel of a prepared wrapper call (`wrapper.prepare(...)`): its `step`-th launch.
+
+    blocks: as in `trace_kernel` (None: every block). A wrapper's launch may take several kernels
+    (a reduction's two passes); `step` picks one.
+    """
+    steps = prepared.steps
+    if not -len(steps) <= step < len(steps):
+        raise ValueError(f"this launch has {len(steps)} kernel(s); step {step} is not one of them")
+    s = steps[step]
+    return trace_kernel(s.kernel, s.grid, s.block, *s.args, blocks=blocks)
