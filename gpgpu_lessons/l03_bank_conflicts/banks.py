@@ -5,7 +5,8 @@ wavefront each) lives in the kernel tracer, `gpgpu_lessons.trace.model`. This mo
 launches the lesson's wrappers build through `trace_kernel`, on a small matrix of whole tiles,
 and hands the lesson what it shows: wavefronts and sectors per warp request of each kernel (the
 numbers Nsight Compute measures, see `profiling`), the lanes of one tile-column read and the bank
-of every slot of the tile (`figures`), and seed 003's worked 4 x 4 example.
+of every slot of the tile (`figures`), and SEED_003, the kernel of seed 003's worked 4 x 4 example
+(the notebook traces it).
 """
 
 from __future__ import annotations
@@ -126,70 +127,11 @@ def column_read(traced: Trace, op: str = "load", warp: int = 0) -> list[tuple]:
     ]
 
 
-def column_reads(names=("tiled 32x8", "padded 32x8"), lanes: int = 6) -> tuple[list, list]:
-    """(header, rows): the first `lanes` lanes of warp 0's column read in each kernel of `names`,
-    the tile slot each reads and its bank, side by side (the kernels read the same elements)."""
-    reads = [column_read(trace(name))[:lanes] for name in names]
-    indices = [[index for _, index, _, _ in read] for read in reads]
-    if any(other != indices[0] for other in indices[1:]):
-        raise ValueError(f"{', '.join(names)} read different tile elements: compare them apart")
-    header = ["lane", "reads"]
-    for name in names:
-        h, w = tile_view(trace(name)).shape
-        header += [f"slot, {h} x {w}", "bank"]
-    rows = []
-    for lane, lane_reads in enumerate(zip(*reads)):
-        r, c = lane_reads[0][1]
-        rows.append(
-            [lane, f"tile[{r}, {c}]"] + [v for *_, at, bank in lane_reads for v in (at, bank)]
-        )
-    return header, rows
-
-
-def conflicts(names) -> tuple[list, list]:
-    """(header, rows): each kernel's tile, wavefronts per request of its shared store (a tile
-    row) and load (a tile column), and the n of their n-way conflicts."""
-    rows = []
-    for name in names:
-        traced = trace(name)
-        store, load = shared_line(traced, "store"), shared_line(traced, "load")
-        rows.append(
-            [
-                name,
-                " x ".join(map(str, tile_view(traced).shape)),
-                store.per_request("wavefronts"),
-                load.per_request("wavefronts"),
-                f"{ways(traced, 'store'):g}-way, {ways(traced):g}-way",
-            ]
-        )
-    return ["kernel", "tile", "store (a row)", "load (a column)", "conflicts"], rows
-
-
 def slot_banks(traced: Trace) -> np.ndarray:
     """The bank of every slot of the traced kernel's shared tile, in the tile's shape."""
     tile = tile_view(traced)
     slots = np.arange(int(np.prod(tile.shape))).reshape(tile.shape)
     return np.vectorize(lambda s: bank_of(tile.base + int(s) * tile.size))(slots)
-
-
-def seed_003_example(blocks=((0, 0), (0, 1), (1, 1))) -> list[list]:
-    """Seed 003's table, traced: per block (gx, gy), the tile slots read and the out indices."""
-    a = np.arange(64, dtype=np.float32).reshape(8, 8)
-    traced = trace_kernel(SEED_003, (2, 2), (4, 4), a, np.zeros_like(a))
-    load, tile = shared_line(traced, "load"), tile_view(traced)
-    store = next(r for r in traced.lines if r.space == "global" and r.op == "store")
-    rows = []
-    for block in blocks:
-        read = traced.lanes(load.line, space="shared", op="load", block=block)
-        written = traced.lanes(store.line, space="global", op="store", block=block)
-        rows.append(
-            [
-                block,
-                [slot(index, tile.shape) for _, _, index, *_ in read[:8]],
-                [slot(index, a.shape) for _, _, index, *_ in written[:8]],
-            ]
-        )
-    return rows
 
 
 SIGNATURES = {SEED_003: ["void(float32[:, ::1], float32[:, ::1])"]}

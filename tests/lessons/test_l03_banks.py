@@ -1,6 +1,6 @@
 """Lesson 03's counts, traced from its kernels: wavefronts and sectors per request, the lanes
-of a column read, seed 003's example, the tables and pictures; Nsight Compute's counters beside
-them, and seed 000's table beside this run's."""
+of a column read, seed 003's example, the pictures; Nsight Compute's counters beside them, and
+seed 000's table beside this run's."""
 
 from types import SimpleNamespace
 
@@ -10,6 +10,7 @@ import pytest
 from gpgpu_lessons import results
 from gpgpu_lessons.l03_bank_conflicts import banks, figures, profiling
 from gpgpu_lessons.timing import SIMULATED, Timing
+from gpgpu_lessons.trace import trace_kernel
 
 SHARED_LD, SHARED_ST = "shared ld wavefronts / instr", "shared st wavefronts / instr"
 GLOBAL_LD, GLOBAL_ST = "global ld sectors / request", "global st sectors / request"
@@ -69,28 +70,6 @@ def test_the_lanes_of_a_column_read():
     assert seed[16][1] == (0, 1) and seed[15][1] == (15, 0)  # lanes 16-31: the next column
 
 
-def test_the_column_read_table_puts_the_two_tiles_side_by_side():
-    header, rows = banks.column_reads(("tiled 32x8", "padded 32x8"), lanes=3)
-    assert header == ["lane", "reads", "slot, 32 x 32", "bank", "slot, 32 x 33", "bank"]
-    assert rows == [
-        [0, "tile[0, 0]", 0, 0, 0, 0],
-        [1, "tile[1, 0]", 32, 0, 33, 1],
-        [2, "tile[2, 0]", 64, 0, 66, 2],
-    ]
-    assert len(banks.column_reads(("padded 32x8",), lanes=32)[1]) == 32
-    with pytest.raises(ValueError, match="read different tile elements"):
-        banks.column_reads(("tiled 32x8", "padded 16x16 (seed)"), lanes=32)
-
-
-def test_the_conflicts_table_counts_both_shared_lines():
-    header, rows = banks.conflicts(["tiled 32x8", "padded 16x16 (seed)"])
-    assert header[2:] == ["store (a row)", "load (a column)", "conflicts"]
-    assert rows == [
-        ["tiled 32x8", "32 x 32", 1.0, 32.0, "1-way, 32-way"],
-        ["padded 16x16 (seed)", "16 x 17", 2.0, 2.0, "2-way, 2-way"],
-    ]
-
-
 def test_slot_banks_follow_the_tile_shape():
     padded = banks.slot_banks(banks.trace("padded 32x8"))
     assert padded.shape == (32, 33)
@@ -101,11 +80,24 @@ def test_slot_banks_follow_the_tile_shape():
 
 
 def test_seed_003_4x4_tiles_on_an_8x8_matrix():
-    """Seed 003 works the 4x4 tile (size + 1 = 5 slots a row) through by hand: its tables."""
-    rows = banks.seed_003_example()
-    assert [r[0] for r in rows] == [(0, 0), (0, 1), (1, 1)]
-    assert all(r[1] == [0, 5, 10, 15, 1, 6, 11, 16] for r in rows)  # index_tile
-    assert [r[2] for r in rows] == [  # index_out for (gx, gy) = (0, 0), (0, 1), (1, 1)
+    """Seed 003 works the 4x4 tile (size + 1 = 5 slots a row) through by hand: its tables,
+    from the trace of banks.SEED_003 (the notebook's cell reads them the same way)."""
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    out = np.zeros_like(a)
+    traced = trace_kernel(banks.SEED_003, (2, 2), (4, 4), a, out)
+    np.testing.assert_array_equal(out, a.T)
+    load = banks.shared_line(traced, "load").line
+    store = next(r.line for r in traced.lines if (r.space, r.op) == ("global", "store"))
+
+    def first_8(line, space, op, block, width):
+        lanes = traced.lanes(line, space=space, op=op, block=block)[:8]
+        return [width * r + c for _, _, (r, c), *_ in lanes]
+
+    blocks = [(0, 0), (0, 1), (1, 1)]
+    assert all(
+        first_8(load, "shared", "load", b, 5) == [0, 5, 10, 15, 1, 6, 11, 16] for b in blocks
+    )
+    assert [first_8(store, "global", "store", b, 8) for b in blocks] == [  # index_out
         [0, 1, 2, 3, 8, 9, 10, 11],
         [4, 5, 6, 7, 12, 13, 14, 15],
         [36, 37, 38, 39, 44, 45, 46, 47],
