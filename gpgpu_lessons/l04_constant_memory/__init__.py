@@ -12,8 +12,6 @@
 - `tracing`: the lesson's launches traced on small images (gpgpu_lessons.trace_kernel): one
   constant address per filter-tap request (a broadcast), many per lookup-table request;
 - `figures`: the lesson's pictures, traced warp reads beside the GPU's times among them;
-- `tables`: rows of the measured tables (comparisons, the seed's table with its CPU row timed
-  here) for notebook.show_table.
 - `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
   NumPy references, CuPy's equivalent calls).
 """

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from numba import cuda
 
+from .. import launch, runtime
 from .. import ptxfacts as facts
-from .. import runtime
 from ..specialise import python_function
 from . import fast, textbook
 
@@ -58,18 +58,31 @@ def signature(kernel) -> str:
     )
 
 
+def launched(shown):
+    """A kernel, or the one kernel a prepared launch (`wrapper.prepare(...)`) runs."""
+    if not isinstance(shown, launch.Launch):
+        return shown
+    kernels = list(dict.fromkeys(step.kernel for step in shown.steps))
+    if len(kernels) != 1:
+        raise ValueError(f"this launch runs {len(kernels)} kernels; show them one at a time")
+    return kernels[0]
+
+
 def show(kernels, *, in_simulator: str, cc: tuple[int, int] | None = None) -> None:
     """Print one line per kernel on where its PTX keeps the filter or table (ptx_summary).
 
-    kernels: a list of the lesson's kernels (labelled by name) or {label: kernel}; cc: as for
+    kernels: a list of the lesson's kernels or prepared launches (labelled by kernel name), or
+    {label: kernel or prepared launch}; a launch stands for the kernel it runs. cc: as for
     kernel_ptx. In the simulator, which has no PTX, print "simulator: no PTX here; " +
     in_simulator instead.
     """
     if runtime.is_simulator():
         print(f"simulator: no PTX here; {in_simulator}")
         return
-    if not isinstance(kernels, dict):
-        kernels = {python_function(k).__name__: k for k in kernels}
+    if isinstance(kernels, dict):
+        kernels = {label: launched(k) for label, k in kernels.items()}
+    else:
+        kernels = {python_function(k).__name__: k for k in map(launched, kernels)}
     width = max(len(label) for label in kernels)
     for label, kernel in kernels.items():
         print(f"{label:{width}s}: {ptx_summary(kernel_ptx(kernel, signature(kernel), cc))}")

@@ -1,6 +1,6 @@
 """Lesson 04: every filter kernel and the lookup tables against NumPy, borders included, plus the
 tall images of issue 13 (its other regressions: tests/core/test_wrapper_contract.py), the
-tracer's counts of the lesson's launches (broadcast vs serialised), its figures and tables."""
+tracer's counts of the lesson's launches (broadcast vs serialised) and its figures."""
 
 import os
 import subprocess
@@ -21,12 +21,11 @@ from gpgpu_lessons.l04_constant_memory import (
     filters,
     ptx,
     reference,
-    tables,
     textbook,
     tracing,
 )
 from gpgpu_lessons.l04_constant_memory.fast import Tile
-from gpgpu_lessons.timing import CPU, EVENTS, SIMULATED, Timing
+from gpgpu_lessons.timing import EVENTS, SIMULATED, Timing
 
 # A small tile (16 threads, 8 x 16 outputs per block) gives the simulator few threads and the
 # tests many blocks: border blocks (clamped) and interior ones (the fast path) on small images.
@@ -453,6 +452,20 @@ def test_ptx_compiles_each_kernel_for_the_signature_the_lesson_gives():
         ptx.signature(fast.tiled_kernel(filters.gaussian(3, 2.0)))
 
 
+def test_ptx_shows_a_prepared_launch_as_the_kernel_it_runs():
+    image = tracing.random_image((64, 256))  # TILE's outputs: 2 x 2 blocks
+    prepared = fast.filter2d.prepare(image, filters.GAUSSIAN_5, memory="global")
+    assert ptx.launched(prepared) is fast.tiled_kernel(filters.GAUSSIAN_5, memory="global")
+    tall = textbook.filter2d.prepare(np.ones((2**20, 1), np.float32), filters.LAPLACIAN)
+    assert len(tall.steps) > 1 and ptx.launched(tall) is textbook.filter_global  # bands: one
+    assert ptx.launched(textbook.lookup_global) is textbook.lookup_global
+    two = launch.Launch(
+        tuple(launch.Step(k, 1, 1, ()) for k in (fast.filter_tiled, textbook.filter_global))
+    )
+    with pytest.raises(ValueError, match="runs 2 kernels"):
+        ptx.launched(two)
+
+
 PTX_SCRIPT = textwrap.dedent("""
     import types
     import numba.cuda.dispatcher as dispatcher
@@ -585,7 +598,7 @@ def test_trace_launch_names_what_it_cannot_find():
         tracing.trace_launch(prepared, "table")
 
 
-# ---- figures and tables ----------------------------------------------------------------------
+# ---- figures -------------------------------------------------------------------------------
 
 
 def gpu_timing(name, ms, clock=EVENTS):
@@ -625,37 +638,3 @@ def test_broadcast_vs_serialised_without_a_gpu_run_says_so(traced_taps, monkeypa
     )
     fig = figures.broadcast_vs_serialised(simulated, title="t", size="s")
     assert figures.NOT_MEASURED in fig.axes[0].get_title(loc="left")
-
-
-def test_comparison_table_gives_times_for_people_and_ratios():
-    runs = [gpu_timing("slow", 2.0), gpu_timing("fast", 0.05)]
-    ceiling = Timing("device-to-device copy", [0.04], bytes_moved=10**9)
-    header, rows = tables.comparison(runs, ceiling, {"slow": "fast"})
-    assert header[:2] == ["kernel", "time"]
-    assert rows == [
-        ["slow", "2 ms", "500", "2 %", "fast", "40.00×"],
-        ["fast", "50 µs", "20,000", "80 %", "–", "–"],
-    ]
-    simulated = [gpu_timing("slow", 2.0, SIMULATED), gpu_timing("fast", 1.0, SIMULATED)]
-    assert tables.comparison(simulated, ceiling, {})[1][0][2:4] == ["–", "–"]
-    with pytest.raises(ValueError, match="not timed"):
-        tables.comparison(runs, ceiling, {"slow": "missing"})
-
-
-def test_seed_table_puts_the_seeds_milliseconds_beside_ours(monkeypatch):
-    cpu = Timing("NumPy on the CPU", [1500.0], 2**29, CPU)
-    monkeypatch.setattr(tables, "cpu_laplacian", lambda image: cpu)
-    runs = [gpu_timing("direct, global", 0.5), gpu_timing("direct, constant", 0.25)]
-    header, rows = tables.seed_comparison(runs, np.ones((4, 4), np.float32))
-    assert header[1:3] == ["seed 002", "this run"]
-    assert rows[0][:3] == ["NumPy on the CPU", "553 ms", "1.5 s"] and rows[0][4] == "1×"
-    assert rows[1][1:3] == ["4.13 ms", "500 µs"] and rows[1][4] == "3,000×"
-    assert rows[2][1:3] == ["3.38 ms", "250 µs"] and rows[2][4] == "6,000×"
-
-
-def test_the_seed_tables_cpu_row_is_numpys_laplacian_timed_here():
-    image = np.random.default_rng(6).random((24, 40), dtype=np.float32)
-    cpu = tables.cpu_laplacian(image)
-    assert cpu.name == "NumPy on the CPU" and cpu.bytes_moved == 2 * image.nbytes
-    assert cpu.clock == CPU and len(cpu.samples_ms) == runtime.pick(gpu=3, simulator=2)
-    assert all(ms > 0 for ms in cpu.samples_ms)
