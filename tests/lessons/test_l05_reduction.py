@@ -187,18 +187,6 @@ def test_sums_table_relative_to_one_row():
     assert header[3] == "% of ceiling" and [r[3:] for r in rows] == [[None, ""], [None, ""]]
 
 
-def test_seed_rows_put_ours_beside_the_seeds():
-    series = {"1 brute force": [Timing("b", [0.5]), Timing("b", [20.0])]}
-    series["warp shuffle"] = [Timing("w", [0.25]), Timing("w", [2.0])]
-    header, rows = tables.seed_rows([100, 10_000], series, ["1 brute force", "warp shuffle", "3"])
-    assert header == ["variant", "n = 100", "n = 10,000", "vs brute force, n = 10,000"]
-    assert rows == [
-        ["1 brute force", "500 µs / 2.46 ms", "20 ms / 158 ms", "1x"],
-        ["warp shuffle", "250 µs", "2 ms", "10x"],
-        ["3", "-", "-", "-"],
-    ]
-
-
 # ---- the ladder through the tracer --------------------------------------------------------
 
 
