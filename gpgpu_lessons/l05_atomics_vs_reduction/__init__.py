@@ -11,7 +11,7 @@
   bank conflicts), the counts its tables put beside the GPU's times;
 - `fast`: reaching the ceiling: the tuned grid-stride sum (16-byte loads, last-block hand-over)
   and the reduced-argument and recurrence sine sums, with `TUNING`;
-- `figures` and `tables`: the tree drawings; the speed-up and tracer tables.
+- `figures` and `tables`: the tree drawings; the tracer's counts beside the GPU's times.
 - `bench`: what `python -m gpgpu_tools.bench` times of the lesson (`BENCH`: its wrappers,
   NumPy references, CuPy's equivalent calls).
 """

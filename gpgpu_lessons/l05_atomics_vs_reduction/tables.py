@@ -1,4 +1,5 @@
-"""Lesson 05's tables: the sums' speeds, and the tracer's counts beside the GPU's times.
+"""Lesson 05's tables of the tracer's counts beside the GPU's times: the ladder's and the
+histograms'.
 
 Each function returns (header, rows) with numbers written for people ("1.2 ms", "3.3"), which
 the notebook records and shows with `notebook.show_table` (on a GPU this run's table, in the
@@ -12,44 +13,12 @@ from ..formats import format_ms as duration
 from . import tracing
 
 
-def sums(timings, ceiling=None, *, relative_to: str | None = None, traces: dict | None = None):
-    """Header and rows of sums (Timings, slowest first): time, GB/s, % of the ceiling, speed-ups.
-
-    The last columns: each row's speed-up over the row before and over the first; with
-    relative_to (a row's name, or how it starts), each row's speed against that row instead.
-    traces ({name: Trace} of the sums' first launches, `tracing.trace_ladder`): the table of each
-    traced sum's time beside what the tracer counts, instead.
-    """
-    if traces is not None:
-        return beside_counts(timings, traces)
-    share = f"% of {ceiling.name}" if ceiling is not None else "% of ceiling"
-    header = ["variant", "time", "GB/s", share]
-    if relative_to is None:
-        header += ["step speed-up", "cumulative"]
-    else:
-        header.append(f"speed vs {relative_to}")
-        ref = next((t for t in timings if t.name.startswith(relative_to)), None)
-    rows, first, previous = [], timings[0].median_ms, None
-    for t in timings:
-        percent = 100 * t.gbs / ceiling.gbs if ceiling is not None and t.gbs is not None else None
-        row = [
-            t.name,
-            duration(t.median_ms),
-            None if t.gbs is None else round(t.gbs),
-            None if percent is None else round(percent),
-        ]
-        if relative_to is None:
-            row.append(None if previous is None else f"{previous / t.median_ms:.3g}x")
-            row.append(f"{first / t.median_ms:,.4g}x")
-        else:
-            row.append("" if ref is None else f"{ref.median_ms / t.median_ms:.2f}x")
-        rows.append(row)
-        previous = t.median_ms
-    return header, rows
-
-
 def beside_counts(timings, traces: dict) -> tuple[list[str], list[list]]:
-    """Header and rows: the time of each traced sum beside its counts (`tracing.ladder_counts`)."""
+    """Header and rows: the time of each traced sum beside its counts (`tracing.ladder_counts`).
+
+    timings: the sums' Timings (a library sum, which has no trace, is left out); traces:
+    {name: Trace} of the sums' first launches (`tracing.trace_ladder`).
+    """
     header = [
         "rung",
         "time",

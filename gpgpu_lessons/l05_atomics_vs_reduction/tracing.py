@@ -8,7 +8,8 @@ times. Here it traces the lesson's own kernels on small inputs (one or two block
   (`RUNG_3_ADD`: the line of rung 3 whose bank conflict the lesson pictures);
 - `trace_histograms`: the four histograms on TRACED_PIXELS pixels of each image the lesson
   times (`warp_sample`: warps' worth of pixels spread over an image);
-- `ladder_counts` and `contention`: the numbers `tables.sums` and `tables.histograms` show.
+- `ladder_counts` and `contention`: the numbers `tables.beside_counts` and `tables.histograms`
+  show.
 """
 
 from __future__ import annotations
