@@ -3,8 +3,8 @@
 An atomic read-modify-write is done by the L2 cache (global memory) or the SM (shared memory);
 updates to one address are serialised there. The fewer distinct addresses, the longer the
 queue: the contention curve measures it; the histogram shows the two cures (private bins per
-block in shared memory, and adding up a warp's equal values before one atomic), and on which
-data each pays (`DATA`, `sample_image`).
+block in shared memory, and adding up a warp's equal values before one atomic); the lesson
+measures on which images each pays.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, uint32
 
-from .. import hardware, images, launch
+from .. import hardware, launch
 from ..device.fill import zero_step
 from ..hardware import FULL_MASK
 
@@ -105,23 +105,10 @@ HISTOGRAMS = {
 # an 8192 x 8192 photograph): block-private shared 0.12 ms, block-private + warp-aggregated
 # 0.43 ms; H100, uniform random bytes: block-private shared 3.6x faster. The eight ballots
 # that find a warp's equal values cost more than the shared atomics they save, unless most of
-# a warp's pixels hold one value: the lesson measures the three kinds of DATA on every GPU run.
+# a warp's pixels hold one value: the lesson measures three kinds of image on every GPU run.
 DEFAULT = "block-private shared"
 
 LESSON_IMAGE = (8192, 8192)  # the images the lesson measures on a GPU: 64 MiB, past the L2 cache
-DATA = ("photograph", "random bytes", "one value")
-"""The kinds of image the lesson measures the histograms on (`sample_image`)."""
-
-
-def sample_image(kind: str, shape: tuple[int, int], seed: int = 0) -> np.ndarray:
-    """A uint8 image: the astronaut photograph, uniform random bytes, or one value (blank)."""
-    if kind not in DATA:
-        raise ValueError(f"unknown kind of image {kind!r}; choose one of {list(DATA)}")
-    if kind == "photograph":
-        return images.load("astronaut", shape=shape)
-    if kind == "random bytes":
-        return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
-    return np.full(shape, 255, dtype=np.uint8)  # an over-exposed sky: every pixel in one bin
 
 
 @launch.op

@@ -27,6 +27,13 @@ HOST_LOOP_BLOCKS = 2**15  # blocks per launch of the seed's host loop (variant 3
 FC = np.float32(10.0)  # the seed uses a constant fc it does not print; we take 10
 TWO_PI = np.float32(2 * np.pi)
 BLOCK = 256  # threads per block of our variants
+SEED_N = (100, 1_000, 10_000, 100_000, 1_000_000)  # the n of seed 001's table
+SEED_RTX2070_MS = {  # seed 001's table: RTX 2070, ms, at n = SEED_N (None: not run)
+    "1 brute force": (2.457216, 19.241217, 158.047623, 1398.913086, 13832.567383),
+    "2-1 atomics": (56.279041, 512.576782, 3783.871826, 36508.042969, None),
+    "2-2 shared tree": (113.077759, 85.194466, 714.860535, 7208.444336, 79598.742188),
+    "3 host loop": (95.010529, 89.894913, 727.293640, 7305.295410, 86867.156250),
+}
 
 
 @cuda.jit(device=True)
@@ -146,8 +153,13 @@ def waves(n: int, seed: int = 0):
     return mag, freq, phi
 
 
-def reference(mag, freq, phi, *, width: int = WIDTH, height: int = HEIGHT, rows=None) -> np.ndarray:
-    """The exact sum in float64 (of the float32 inputs), for all rows or only the listed `rows`."""
+def reference(mag, freq, phi, *, width: int = WIDTH, height: int = HEIGHT, rows=None):
+    """(sums, atol): the exact sums in float64 (of the float32 inputs), for all rows or only the
+    listed `rows`, and how far the seed's float32 formula may drift from them.
+
+    Phases of up to 2 pi (fc+100) H carry rounding errors of a few ulp, and n such errors of
+    random sign grow like sqrt(n).
+    """
     rows = np.arange(height) if rows is None else np.asarray(rows)
     idx = (rows[:, None] * width + np.arange(width)[None, :]).astype(np.float64)
     out = np.zeros(idx.shape)
@@ -155,18 +167,8 @@ def reference(mag, freq, phi, *, width: int = WIDTH, height: int = HEIGHT, rows=
     for i in range(mag.size):
         cycles = (float(FC) + 100 * freq[i]) * idx / width + phi[i]
         out += mag[i] / mag.size * np.sin(2 * np.pi * cycles)
-    return out
-
-
-def tolerance(mag, *, width: int = WIDTH, height: int = HEIGHT) -> float:
-    """How far the seed's float32 formula may drift from float64.
-
-    Phases of up to 2 pi (fc+100) H carry rounding errors of a few ulp, and n such errors of
-    random sign grow like sqrt(n).
-    """
-    largest_phase = 2 * np.pi * (float(FC) + 100) * height
-    phase_error = 8 * np.finfo(np.float32).eps * largest_phase
-    return float(phase_error * np.mean(mag) / np.sqrt(np.size(mag)) + 1e-5)
+    phase_error = 8 * np.finfo(np.float32).eps * 2 * np.pi * (float(FC) + 100) * height
+    return out, float(phase_error * np.mean(mag) / np.sqrt(mag.size) + 1e-5)
 
 
 def check_task(mag, freq, phi, width, height, out):

@@ -6,9 +6,10 @@ times. Here it traces the lesson's own kernels on small inputs (one or two block
 
 - `trace_ladder`: the first launch of every rung of the parallel sum on TRACED_SUM floats
   (`RUNG_3_ADD`: the line of rung 3 whose bank conflict the lesson pictures);
-- `trace_histograms`: the four histograms on TRACED_PIXELS pixels of each kind of data
-  (`histogram_samples`: warps' worth of pixels spread over the images the GPU run measures);
-- `ladder_counts` and `contention`: the numbers `tables.sums` and `tables.histograms` show.
+- `trace_histograms`: the four histograms on TRACED_PIXELS pixels of each image the lesson
+  times (`warp_sample`: warps' worth of pixels spread over an image);
+- `ladder_counts` and `contention`: the numbers `tables.beside_counts` and `tables.histograms`
+  show.
 """
 
 from __future__ import annotations
@@ -100,21 +101,12 @@ def warp_sample(image: np.ndarray, warps: int = TRACED_WARPS) -> np.ndarray:
     return np.ascontiguousarray(runs[picked].reshape(-1))
 
 
-def histogram_samples(shape: tuple[int, int] = histogram.LESSON_IMAGE) -> dict:
-    """{kind of data: warp_sample of it}: the pixels a traced histogram counts, from the images
-    the lesson measures on a GPU (the same on every machine, so the counts are too)."""
-    return {kind: warp_sample(histogram.sample_image(kind, shape)) for kind in histogram.DATA}
-
-
-def trace_histograms(samples: dict | None = None) -> dict:
-    """{(kind of data, variant): Trace} of every histogram on each sample, one block of threads.
-
-    samples: {kind of data: pixels}; by default `histogram_samples()`, warps of the images the
-    lesson measures on a GPU.
-    """
-    samples = histogram_samples() if samples is None else samples
+def trace_histograms(images: dict) -> dict:
+    """{(image name, variant): Trace} of every histogram on a `warp_sample` of each uint8 image,
+    one block of threads."""
     traces = {}
-    for kind, pixels in samples.items():
+    for kind, image in images.items():
+        pixels = warp_sample(image)
         for variant, kernel in histogram.HISTOGRAMS.items():
             bins = np.zeros(histogram.BINS, dtype=np.uint32)
             traces[kind, variant] = trace_kernel(kernel, 1, histogram.BLOCK, pixels, bins)

@@ -184,11 +184,11 @@ def filter_tolerance(image, weights, **options):
 
 
 def waves_sum(mag, freq, phi, *, width, height, **options):
-    return sine_sum.reference(mag, freq, phi, width=width, height=height)
+    return sine_sum.reference(mag, freq, phi, width=width, height=height)[0]
 
 
 def waves_tolerance(mag, freq, phi, *, width, height, **options):
-    return sine_sum.tolerance(mag, width=width, height=height)
+    return sine_sum.reference(mag, freq, phi, width=width, height=height)[1]
 
 
 def bincount(pixels, **options):

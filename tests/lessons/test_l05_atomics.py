@@ -93,16 +93,6 @@ def test_the_default_is_the_measured_winner():
     assert default == histogram.DEFAULT
 
 
-def test_sample_images():
-    for kind in histogram.DATA:
-        image = histogram.sample_image(kind, (9, 40))
-        assert image.shape == (9, 40) and image.dtype == np.uint8
-    assert len(np.unique(histogram.sample_image("one value", (9, 40)))) == 1
-    assert len(np.unique(histogram.sample_image("random bytes", (64, 64)))) > 200
-    with pytest.raises(ValueError, match="unknown kind of image"):
-        histogram.sample_image("noise", (4, 4))
-
-
 def test_warp_sample_takes_whole_warps_spread_over_the_image():
     image = np.arange(64 * 32, dtype=np.uint32).reshape(64, 32)
     sample = tracing.warp_sample(image, warps=4)
@@ -113,14 +103,16 @@ def test_warp_sample_takes_whole_warps_spread_over_the_image():
         tracing.warp_sample(image[:2], warps=4)
 
 
+KINDS = {  # the notebook's three images, smaller: a photograph, random bytes, one value
+    "photograph": images.load("astronaut", shape=(1024, 1024)),
+    "random bytes": np.random.default_rng(0).integers(0, 256, (64, 64), dtype=np.uint8),
+    "one value": np.full((64, 64), 255, dtype=np.uint8),
+}
+
+
 @pytest.fixture(scope="module")
 def traced():
-    samples = {
-        "photograph": tracing.warp_sample(histogram.sample_image("photograph", (1024, 1024))),
-        "random bytes": tracing.warp_sample(histogram.sample_image("random bytes", (64, 64))),
-        "one value": tracing.warp_sample(histogram.sample_image("one value", (64, 64))),
-    }
-    traces = tracing.trace_histograms(samples)
+    traces = tracing.trace_histograms(KINDS)
     assert all(not t.hazards for t in traces.values())
     return traces
 
@@ -136,16 +128,16 @@ def test_the_tracer_sees_the_queues_the_cures_remove(traced_lanes):
         assert 1 < traced_lanes["random bytes", plain] < 3  # birthday collisions only
         assert traced_lanes["photograph", plain] > traced_lanes["random bytes", plain]
     for aggregated in ("warp-aggregated, global", "block-private + warp-aggregated"):
-        assert all(traced_lanes[kind, aggregated] == 1 for kind in histogram.DATA)
+        assert all(traced_lanes[kind, aggregated] == 1 for kind in KINDS)
 
 
-def test_the_histogram_table_puts_gpu_times_beside_the_lanes(traced):
+def test_the_histogram_table_puts_gpu_times_beside_the_lanes():
     timings = {
         (kind, v): Timing(v, [0.1 * (1 + k) if kind != "one value" else 1 / (1 + k)])
-        for kind in histogram.DATA
+        for kind in KINDS
         for k, v in enumerate(histogram.HISTOGRAMS)
     }
-    header, rows = tables.histograms(timings, traced)
+    header, rows = tables.histograms(timings, KINDS)
     assert header[1] == "photograph: time · lanes on one bin"
     assert [row[0] for row in rows] == [*histogram.HISTOGRAMS, "fastest"]
     assert rows[0][3] == "1 ms · 32.0" and rows[1][1] == "200 µs · 1.0"

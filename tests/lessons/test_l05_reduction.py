@@ -169,36 +169,6 @@ def test_trees_figure_reads_from_the_back_of_the_room_and_bad_tree():
         figures.tree_pairs(textbook.GRID_STRIDE)
 
 
-def test_sums_table_names_its_ceiling_and_writes_numbers_for_people():
-    slow, quick = Timing("slow", [4.0], 400), Timing("fast", [1.0], 400)
-    header, rows = tables.sums([slow, quick], ceiling=Timing("device copy", [0.5], 400))
-    assert header[3] == "% of device copy" and header[-2:] == ["step speed-up", "cumulative"]
-    assert rows[0][1] == "4 ms" and rows[0][4] is None
-    assert rows[1][4] == "4x" and rows[1][5] == "4x" and rows[1][3] == 50
-
-
-def test_sums_table_relative_to_one_row():
-    rows_in = [Timing("ours", [2.0], 400), Timing("cupy.sum (CUB)", [1.0], 400)]
-    header, rows = tables.sums(rows_in, Timing("device copy", [0.5], 400), relative_to="cupy.sum")
-    assert header == ["variant", "time", "GB/s", "% of device copy", "speed vs cupy.sum"]
-    assert rows[0] == ["ours", "2 ms", 0, 25, "0.50x"]
-    assert rows[1][2:] == [0, 50, "1.00x"]
-    header, rows = tables.sums(rows_in, relative_to="numba")  # no such row: no speeds
-    assert header[3] == "% of ceiling" and [r[3:] for r in rows] == [[None, ""], [None, ""]]
-
-
-def test_seed_rows_put_ours_beside_the_seeds():
-    series = {"1 brute force": [Timing("b", [0.5]), Timing("b", [20.0])]}
-    series["warp shuffle"] = [Timing("w", [0.25]), Timing("w", [2.0])]
-    header, rows = tables.seed_rows([100, 10_000], series, ["1 brute force", "warp shuffle", "3"])
-    assert header == ["variant", "n = 100", "n = 10,000", "vs brute force, n = 10,000"]
-    assert rows == [
-        ["1 brute force", "500 µs / 2.46 ms", "20 ms / 158 ms", "1x"],
-        ["warp shuffle", "250 µs", "2 ms", "10x"],
-        ["3", "-", "-", "-"],
-    ]
-
-
 # ---- the ladder through the tracer --------------------------------------------------------
 
 
@@ -262,7 +232,7 @@ def test_rung_launches_and_bad_names():
 def test_the_ladder_table_puts_gpu_times_beside_the_counts(ladder_traces):
     timings = [Timing(r, [1.0 + k]) for k, r in enumerate(ladder_traces)]
     timings.append(Timing("cupy.sum (CUB)", [0.5]))  # a library sum: nothing of ours to trace
-    header, rows = tables.sums(timings, traces=ladder_traces)
+    header, rows = tables.beside_counts(timings, ladder_traces)
     assert header[:3] == ["rung", "time", "shared requests"]
     assert [row[0] for row in rows] == list(ladder_traces)
     assert rows[0] == [textbook.ATOMIC_PER_ELEMENT, "1 ms", 0, "-", "-", "512 (32)"]
