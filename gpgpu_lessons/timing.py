@@ -134,17 +134,18 @@ def benchmark(
 
     warmup calls absorb JIT compilation (1 by default; 0 in the simulator, which has none); each
     of the repeat samples times `batch` back-to-back launches (chosen so a sample lasts about 5 ms
-    when None) and divides by batch.
-    In the simulator every method falls back to a host clock, labelled as such. id: the stable
-    id it records under (`Timing.identified`), where its name is only a label that may change.
+    when None) and divides by batch. method: a clock of METHODS (in the simulator each falls back
+    to a host clock, labelled as such), or CPU for work that never touches the GPU (NumPy's rows
+    in the seeds' tables): the host clock, one call a sample, real time in the simulator too.
+    id: the stable id it records under (`Timing.identified`), where its name is a label only.
     """
     if not callable(launch):
         raise TypeError(
             f"launch must be a callable that starts the GPU work, got {type(launch).__name__}; "
             "wrap the launch in a lambda: benchmark(lambda: kernel[grid, block](x, y))"
         )
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method not in (*METHODS, CPU):
+        raise ValueError(f"method must be one of {(*METHODS, CPU)}, got {method!r}")
     repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
     warmup = runtime.pick(gpu=1, simulator=0) if warmup is None else warmup
     if repeat < 1 or warmup < 0 or (batch is not None and batch < 1):
@@ -156,47 +157,24 @@ def benchmark(
         raise ValueError(f"bytes_moved must be a positive byte count, got {bytes_moved}")
     for _ in range(warmup):
         launch()
-    cuda.synchronize()
-    if runtime.is_simulator():
-        method, batch = SIMULATED, 1
-    elif batch is None:
-        batch = _auto_batch(launch)
+    if method == CPU:
+        batch = 1 if batch is None else batch
+    else:
+        cuda.synchronize()
+        if runtime.is_simulator():
+            method, batch = SIMULATED, 1
+        elif batch is None:
+            batch = _auto_batch(launch)
     sample = {
         EVENTS: _time_events,
         HOST_SYNC: _time_host,
         SIMULATED: _time_host,
         HOST_NO_SYNC: _time_host_no_sync,
+        CPU: _time_host_no_sync,  # no GPU work to wait for: the host clock is the whole story
     }[method]
     samples = [sample(launch, batch) / batch for _ in range(repeat)]
     found = Timing(name, samples, bytes_moved, method, {"batch": batch})
     return found if id is None else found.identified(id)
-
-
-def benchmark_cpu(
-    run,
-    *,
-    name: str = "NumPy on the CPU",
-    bytes_moved: int | None = None,
-    repeat: int | None = None,
-    warmup: int = 1,
-) -> Timing:
-    """Time CPU code (NumPy, say) on the host clock, for the CPU-vs-GPU tables of the seeds."""
-    if not callable(run):
-        raise TypeError(
-            f"run must be a callable, got {type(run).__name__}; "
-            "wrap it: benchmark_cpu(lambda: np.flip(a))"
-        )
-    repeat = runtime.PRESETS["repeat"] if repeat is None else repeat
-    if repeat < 1 or warmup < 0:
-        raise ValueError(f"need repeat >= 1 and warmup >= 0; got repeat={repeat}, warmup={warmup}")
-    for _ in range(warmup):
-        run()
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return Timing(name, samples, bytes_moved, CPU)
 
 
 def _auto_batch(launch) -> int:

@@ -14,7 +14,6 @@ from ..device import fill
 from ..device.copy import DTYPES as COPY_DTYPES
 from ..device.copy import copy as copy  # lessons 00 and 01 share the copy
 from ..device.copy import copy_one_per_thread as copy_one_per_thread  # on the slides
-from ..specialise import python_function
 
 BLOCK = 256  # threads per block of every launch in this lesson
 FLOATS = (np.float32, np.float64)
@@ -67,11 +66,6 @@ def dot_partial_sums(x, y, total):
 
 
 threads_per_block = launch.block_1d  # the core check for 1-D launches
-
-
-def fresh_kernel(kernel):
-    """A new, never-compiled kernel made from `kernel`'s Python code: its first call compiles."""
-    return cuda.jit(python_function(kernel))
 
 
 @launch.op

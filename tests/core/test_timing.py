@@ -88,16 +88,21 @@ def test_launch_must_be_callable():
         timing.benchmark(42)
 
 
-def test_cpu_benchmark_is_labelled_cpu(rng):
+def test_cpu_work_is_timed_on_the_host_clock_even_in_the_simulator(rng):
     a = rng.random(1000)
-    result = timing.benchmark_cpu(
-        lambda: np.flip(a).copy(), name="flip", bytes_moved=2 * a.nbytes, repeat=3
+    result = timing.benchmark(
+        lambda: np.flip(a).copy(),
+        name="flip",
+        bytes_moved=2 * a.nbytes,
+        repeat=3,
+        method=timing.CPU,
     )
     assert result.clock == timing.CPU and len(result.samples_ms) == 3 and result.gbs > 0
+    assert not result.simulated and result.extra["batch"] == 1
     with pytest.raises(TypeError, match="must be a callable"):
-        timing.benchmark_cpu(None)
+        timing.benchmark(None, method=timing.CPU)
     with pytest.raises(ValueError, match="repeat >= 1"):
-        timing.benchmark_cpu(lambda: None, repeat=0)
+        timing.benchmark(lambda: None, repeat=0, method=timing.CPU)
 
 
 def test_read_ceiling_reads_every_word_and_counts_reads_only():

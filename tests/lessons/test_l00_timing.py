@@ -33,8 +33,9 @@ def test_copy_repeated_copies_every_element(rng, n, passes):
     np.testing.assert_array_equal(out.copy_to_host(), a)
 
 
-def test_fresh_kernels_are_new_and_correct(rng):
-    first, second = textbook.fresh_kernel(textbook.scale), textbook.fresh_kernel(textbook.scale)
+def test_a_kernel_jitted_again_from_its_python_code_is_new_and_correct(rng):
+    """The notebook's first-call slide: cuda.jit(kernel.py_func), never compiled before."""
+    first, second = cuda.jit(textbook.scale.py_func), cuda.jit(textbook.scale.py_func)
     assert first is not second and first is not textbook.scale
     x = rng.random(300, dtype=np.float32)
     d = cuda.to_device(x)
