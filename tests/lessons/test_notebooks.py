@@ -36,7 +36,9 @@ def test_kernels_live_in_the_package(path):
             assert "@cuda.jit" not in source(cell), (
                 f"{path.name}: a @cuda.jit outside an exercise cell"
             )
-            assert not re.search(r"cuda\.jit\(", source(cell)), (
+            # cuda.jit(module.kernel.py_func) compiles a package kernel's code again: allowed
+            recompiled = re.sub(r"cuda\.jit\(\w+\.\w+\.py_func\)", "", source(cell))
+            assert not re.search(r"cuda\.jit\(", recompiled), (
                 f"{path.name}: cuda.jit outside an exercise cell"
             )
 
