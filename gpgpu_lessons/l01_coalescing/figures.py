@@ -1,7 +1,8 @@
 """Lesson 01's pictures: which sectors a warp's load touches, and what that costs on the GPU.
 
-The bytes each lane loads come from tracing the lesson's own launches (`tracing`), never from
-formulas copied out of the kernels.
+The figures take the labels the slides give the lesson's launches and trace those launches
+themselves (`tracing.launches`, once per process): the bytes each lane loads come from the
+tracer, never from formulas copied out of the kernels.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .. import plotting
 from ..hardware import LINE_BYTES as LINE
 from ..hardware import SECTOR_BYTES as SECTOR
 from ..timing import Timing
+from . import tracing
 
 SHOWN_SECTORS = 32  # the strip shows the first 1024 bytes of the array
 NOT_MEASURED = plotting.NOT_MEASURED
@@ -32,9 +34,18 @@ def _strip_note(lane_bytes) -> str:
     return f"{len(sectors)} sectors · {100 * used / (SECTOR * len(sectors)):.0f}% used"
 
 
-def draw_warp_requests(patterns: dict):
-    """One strip per {label: [(first byte, size) per lane]}: the bytes a warp's load asks for."""
-    rows = list(patterns.items())
+def draw_warp_requests(labels, *, shown_as: dict[str, str] | None = None):
+    """One strip per traced launch (labels of `tracing.launches`): the bytes its warp's load asks.
+
+    shown_as: {label: the strip's name} for a strip named otherwise than its launch.
+    """
+    shown_as = shown_as or {}
+    if set(shown_as) - set(labels):
+        raise ValueError(f"shown_as names launches not drawn: {set(shown_as) - set(labels)}")
+    rows = [
+        (shown_as.get(label, label), traced.lane_bytes())
+        for label, traced in tracing.traced(labels).items()
+    ]
     fig, ax = plotting.figure(height=0.8 * len(rows) + 2.0)
     with plotting.styled():
         colours = plt.get_cmap("viridis")
@@ -90,7 +101,6 @@ def _traced_panel(traced: dict, metric: str):
 
 
 def traced_and_measured(
-    traced: dict,
     measured: dict[str, Timing],
     *,
     title: str,
@@ -101,20 +111,17 @@ def traced_and_measured(
 ):
     """Left, the tracer's count per warp request; right, the GPU's bandwidth of the same kernels.
 
-    traced: {label: tracing.Traced}; measured: {label: Timing} of the same labels (timed at
-    `size`, against `ceiling`); metric "sectors" (32-byte sectors per request, ideal marked) or
-    "requests" (warp requests per KiB loaded). See plotting.traced_beside_measured.
+    measured: {label of `tracing.launches`: Timing} (timed at `size`, against `ceiling`); the
+    left half traces the launches of those labels. metric "sectors" (32-byte sectors per
+    request, ideal marked) or "requests" (warp requests per KiB loaded). See
+    plotting.traced_beside_measured.
     """
     if metric not in ("sectors", "requests"):
         raise ValueError(f"metric must be 'sectors' or 'requests', got {metric!r}")
-    if set(traced) != set(measured):
-        raise ValueError(
-            f"traced and measured name different kernels: {set(traced) ^ set(measured)}"
-        )
     return plotting.traced_beside_measured(
-        _traced_panel(traced, metric),
+        _traced_panel(tracing.traced(measured), metric),
         [dataclasses.replace(t, name=label) for label, t in measured.items()],
-        names=list(traced)[::-1],
+        names=list(measured)[::-1],
         title=title,
         size=size,
         ceiling=ceiling,

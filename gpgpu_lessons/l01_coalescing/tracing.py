@@ -8,7 +8,9 @@ simulator and on a GPU, and they explain the bandwidths the GPU measures.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -64,10 +66,6 @@ class Traced:
             found.append((int(acc.address[r]) - view.base, int(acc.size[r])))
         return found
 
-    def figure(self, warp: int = 0):
-        """The tracer's picture of one warp request of the load: which sector each lane hits."""
-        return self.trace.figure(self.line, space="global", op="load", warp=warp)
-
 
 def trace_launch(prepared: launch.Launch, *, step: int = 0, blocks: int = BLOCKS) -> Traced:
     """Trace one kernel of a prepared launch (`blocks` of its blocks) at its global load line."""
@@ -118,11 +116,21 @@ def best_dot(*, n: int = BEST_ELEMENTS) -> Traced:
     return trace_launch(fast.dot.prepare(random_floats(n, 1), random_floats(n, 2)), blocks=1)
 
 
-def launches() -> dict[str, Traced]:
+@functools.cache
+def launches() -> MappingProxyType[str, Traced]:
     """Every launch the lesson's figures trace, keyed by the label the slides give it.
 
     The copies ("stride 1", "stride 2", "stride 32", "offset 1"), fast.copy's wide elements
     ("4-byte elements", ...), seed 004's many-block dots ("many blocks, coalesced" and
-    "... chunked") and BEST_DOT.
+    "... chunked") and BEST_DOT. Traced once per process (read-only: the figures share it).
     """
-    return {**copies(), **wide_copies(), **seed_dots(), BEST_DOT: best_dot()}
+    return MappingProxyType({**copies(), **wide_copies(), **seed_dots(), BEST_DOT: best_dot()})
+
+
+def traced(labels) -> dict[str, Traced]:
+    """{label: Traced} of the launches the slides call `labels` (see `launches`)."""
+    found = launches()
+    unknown = [label for label in labels if label not in found]
+    if unknown:
+        raise ValueError(f"no traced launch is called {unknown}; the lesson traces {list(found)}")
+    return {label: found[label] for label in labels}

@@ -93,6 +93,14 @@ def test_every_traced_launch_under_the_label_its_slides_give_it():
     ]
     sectors = [found[label].sectors_per_request for label in found]
     assert sectors == [4, 8, 32, 5, 4, 8, 16, 4, 32, 4]
+    assert tracing.launches() is found  # traced once per process, shared read-only
+    with pytest.raises(TypeError):
+        found["stride 1"] = found["stride 32"]
+    picked = tracing.traced(["stride 32", tracing.BEST_DOT])
+    assert list(picked) == ["stride 32", tracing.BEST_DOT]
+    assert picked["stride 32"] is found["stride 32"]
+    with pytest.raises(ValueError, match=r"no traced launch is called \['stride 3'\]"):
+        tracing.traced(["stride 1", "stride 3"])
 
 
 def test_a_launch_without_one_global_load_line_is_refused():
@@ -115,27 +123,34 @@ def test_sectors_touched(lane_bytes, sectors):
     assert len(figures.sectors_touched(lane_bytes)) == sectors
 
 
-def test_the_picture_draws_traced_requests_and_says_what_each_costs(traced_copies):
+def test_the_picture_draws_traced_requests_and_says_what_each_costs():
     fig = figures.draw_warp_requests(
-        {label: traced_copies[label].lane_bytes() for label in ("stride 1", "stride 32")}
+        ["stride 1", "stride 32", "16-byte elements"], shown_as={"stride 32": "strided"}
     )
+    names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert names == ["stride 1", "strided", "16-byte elements"]
     notes = [t.get_text() for t in fig.axes[1].get_yticklabels()]
-    assert notes == ["4 sectors · 100% used", "32 sectors · 12% used"]
+    assert notes == ["4 sectors · 100% used", "32 sectors · 12% used", "16 sectors · 100% used"]
+    lanes = [p for p in fig.axes[0].patches if p.get_fill() and p.get_y() == 1]  # stride 32's row
+    assert sorted(p.get_x() for p in lanes) == [128 * lane for lane in range(8)]  # 1024 B shown
     assert fig.get_figwidth() >= 12
     labels = fig.axes[0].get_yticklabels() + fig.axes[1].get_yticklabels()
     assert min(t.get_fontsize() for t in labels + [fig.axes[0].title]) >= 13
+    with pytest.raises(ValueError, match="no traced launch is called"):
+        figures.draw_warp_requests(["stride 1", "stride 3"])
+    with pytest.raises(ValueError, match="shown_as names launches not drawn"):
+        figures.draw_warp_requests(["stride 1"], shown_as={"stride 2": "two"})
 
 
 def gpu_timing(name, ms, nbytes=2**31):
     return Timing(name, [ms], nbytes)
 
 
-def test_traced_and_measured_draws_both_halves(traced_copies):
-    chosen = {k: traced_copies[k] for k in ("stride 1", "stride 32")}
+def test_traced_and_measured_draws_both_halves():
     measured = {"stride 1": gpu_timing("a", 0.84), "stride 32": gpu_timing("b", 12.8)}
     ceiling = gpu_timing("device-to-device copy", 0.53)
     fig = figures.traced_and_measured(
-        chosen, measured, title="Copies", size="2^28 float32", ceiling=ceiling
+        measured, title="Copies", size="2^28 float32", ceiling=ceiling
     )
     left, right = fig.axes
     assert "Copies · 2^28 float32" in left.get_title(loc="left")
@@ -146,18 +161,23 @@ def test_traced_and_measured_draws_both_halves(traced_copies):
     gbs = [measured[k].gbs for k in ("stride 32", "stride 1")]
     assert [bar.get_width() for bar in right.patches] == pytest.approx(gbs)
     assert "device-to-device copy" in right.get_xlabel()
-    simulated = {k: Timing(k, [1.0], 2**31, clock=SIMULATED) for k in chosen}
+    wide = {"4-byte elements": 0.84, "16-byte elements": 0.7}
+    simulated = {k: Timing(k, [ms], 2**31, clock=SIMULATED) for k, ms in wide.items()}
     fig = figures.traced_and_measured(
-        chosen, simulated, title="Copies", size="2^10 float32", ceiling=ceiling, metric="requests"
+        simulated, title="Copies", size="2^10 float32", ceiling=ceiling, metric="requests"
     )
+    assert [t.get_text().strip() for t in fig.axes[0].texts] == [
+        "2 (16 sectors each)",
+        "8 (4 sectors each)",
+    ]
     assert "recorded yet" in fig.axes[1].texts[0].get_text()
     assert figures.NOT_MEASURED in fig.axes[0].get_title(loc="left")
-    with pytest.raises(ValueError, match="name different kernels"):
-        figures.traced_and_measured(chosen, {}, title="t", size="s", ceiling=ceiling)
-    with pytest.raises(ValueError, match="metric must be"):
+    with pytest.raises(ValueError, match="no traced launch is called"):
         figures.traced_and_measured(
-            chosen, measured, title="t", size="s", ceiling=ceiling, metric="bytes"
+            {"stride 3": measured["stride 1"]}, title="t", size="s", ceiling=ceiling
         )
+    with pytest.raises(ValueError, match="metric must be"):
+        figures.traced_and_measured(measured, title="t", size="s", ceiling=ceiling, metric="bytes")
 
 
 # ---- textbook copies -----------------------------------------------------------------------
