@@ -232,6 +232,7 @@ def test_a_picture_in_markdown_beside_the_notebook_is_a_figure(tmp_path):
 
 
 def test_the_deck_drops_the_code_of_a_hide_input_cell_and_keeps_its_output():
+    pytest.importorskip("nbconvert", reason="the decks need nbconvert (the lab extra)")
     nb = lecture()
     nb.cells[3].source = "secret_plumbing_call()"
     nb.cells[3].outputs.append(new_output("stream", name="stdout", text="the shown result\n"))
