@@ -8,38 +8,48 @@ import pytest
 
 import gpgpu_lessons  # noqa: F401  (chooses GPU or simulator before numba is imported)
 
-# The files that take longest, longest first: CPU seconds of `make test CUDA=cu12` on the 2-core
-# machine without a GPU, each pytest worker on one core (measured 2026-11-27; in brackets where
-# `make quick` differs, as it leaves out the PTX, browser and slow tests). `make test` and `make
-# quick` run pytest -n auto --dist loadfile --no-loadscope-reorder: each worker takes the next
-# whole file when it is nearly done, in this order, so the long files start early and the short
-# ones (every file not named here, in pytest's order) fill the gaps at the end.
+# The files that take longest, longest first: seconds of `make quick` (pytest's durations, each
+# worker on one core of the loaded 2-core machine without a GPU, measured 2026-11-27 after the
+# trims of issue 22); for the files whose PTX, browser or slow tests `make quick` leaves out (and
+# the notebooks), seconds of `make test CUDA=cu12` first and `make quick`'s in brackets. `make
+# test` and `make quick` run pytest -n auto --dist loadfile --no-loadscope-reorder: each worker
+# takes the next whole file when it is nearly done, in this order, so the long files start early
+# and the short ones (every file not named here, in pytest's order) fill the gaps at the end.
 SLOWEST_FIRST = (
     "tests/tools/test_ptx.py",  # 130 s: every kernel compiled to PTX, in one subprocess (0 s)
     "tests/exercises/test_export.py",  # 96 s: otter assign and otter run, end to end (1 s)
     "tests/exercises/test_export_nbgrader.py",  # 65 s: nbgrader autograde, end to end (0 s)
-    "tests/core/test_wrapper_contract.py",  # 32 s
     "notebooks/04_constant_memory.ipynb",  # 30 s
-    "tests/lessons/test_l04_constant_memory.py",  # 24 s (14 s)
+    "tests/core/test_wrapper_contract.py",  # 25 s
     "notebooks/05_atomics_vs_reduction.ipynb",  # 23 s
-    "tests/trace/test_trace_vs_gpu.py",  # 20 s
+    "tests/lessons/test_l04_constant_memory.py",  # 11 s, and about 10 s of PTX in make test
+    "tests/trace/test_trace_vs_gpu.py",  # 19 s
     "notebooks/03_bank_conflicts.ipynb",  # 19 s
-    "tests/tools/test_slides.py",  # 18 s with Chromium (1 s)
+    "tests/tools/test_slides.py",  # 18 s with Chromium (2 s)
     "notebooks/02_shared_memory.ipynb",  # 15 s
     "tests/tools/test_new_lesson.py",  # 14 s (0 s)
     "tests/lessons/test_shown_kernels_compile.py",  # 14 s (0 s)
     "notebooks/01_coalescing.ipynb",  # 14 s
     "tests/lessons/test_l05_reduction.py",  # 12 s
-    "tests/exercises/test_wrong_answers.py",  # 12 s
     "tests/lessons/test_l03_bank_conflicts.py",  # 11 s
-    "tests/tools/test_bench.py",  # 10 s
-    "tests/lessons/test_l02_shared_memory.py",  # 10 s
-    "tests/trace/test_watchdog.py",  # 10 s
-    "tests/lessons/test_l04_fast_shapes.py",  # 8 s
+    "tests/exercises/test_wrong_answers.py",  # 10 s
+    "tests/lessons/test_l02_shared_memory.py",  # 9 s
+    "tests/trace/test_watchdog.py",  # 9 s
+    "tests/tools/test_bench.py",  # 8 s
+    "tests/lessons/test_l02_flips_i32.py",  # 7 s, and its PTX test in make test (not measured)
     "tests/exercises/test_graders.py",  # 7 s
-    "tests/lessons/test_l01_coalescing.py",  # 5 s
+    "tests/lessons/test_l02_fast_shapes.py",  # 6 s
     "notebooks/00_timing_gpu_code.ipynb",  # 5 s
-    "tests/lessons/test_l05_sine_sum.py",  # 5 s
+    "tests/lessons/test_l04_fast_shapes.py",  # 5 s
+    "tests/tools/test_bench_as_called.py",  # 4 s
+    "tests/lessons/test_l01_coalescing.py",  # 4 s
+    "tests/lessons/test_l03_thin_gather.py",  # 4 s
+    "tests/lessons/test_l05_atomics.py",  # 4 s
+    "tests/core/test_runtime.py",  # 3 s
+    "tests/core/test_import_order.py",  # 3 s
+    "tests/tools/test_perf_run.py",  # 3 s
+    "tests/lessons/test_l05_sine_sum.py",  # 3 s
+    "tests/tools/test_deck_limits.py",  # 3 s
 )
 
 

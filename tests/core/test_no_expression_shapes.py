@@ -5,6 +5,7 @@ tests, the templates, the notebooks' code cells and the exercises' skeletons. Re
 grader's own test of the check."""
 
 import ast
+import functools
 import json
 import re
 from pathlib import Path
@@ -36,14 +37,18 @@ def _sources():
             yield f"exercise {exercise.id}'s skeleton", exercise.skeleton
 
 
-def _calls():
-    """(where, line number, the call's first line, marked) of every refused array call."""
+@functools.cache
+def _calls() -> tuple:
+    """(where, line number, the call's first line, marked) of every refused array call: the
+    repository read once for the tests that share it."""
+    found = []
     for where, source in _sources():
         tree = ast.parse(re.sub(r"\{\{(\w+)\}\}", r"\1", source))  # a template's {{NAME}}
         lines = source.splitlines()
         for call, _, _ in shapes.bad_shapes(tree):
             text = lines[call.lineno - 1]
-            yield where, call.lineno, text.strip(), MARK in text
+            found.append((where, call.lineno, text.strip(), MARK in text))
+    return tuple(found)
 
 
 def test_no_array_shape_is_an_expression():

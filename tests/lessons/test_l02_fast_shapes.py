@@ -19,7 +19,7 @@ from gpgpu_lessons import launch
 from gpgpu_lessons.l02_shared_memory import fast, whole_rows
 
 BUDGET = 300  # bytes per drawn image at most: the simulator is slow
-MANY = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MANY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @dataclass(frozen=True)

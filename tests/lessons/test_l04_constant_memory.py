@@ -2,6 +2,7 @@
 tall images of issue 13 (its other regressions: tests/core/test_wrapper_contract.py), the
 tracer's counts of the lesson's launches (broadcast vs serialised) and its figures."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -232,7 +233,7 @@ def test_tall_and_wide_images_run_in_bands_that_fit_the_grid(rng, monkeypatch, n
     still run in bands."""
     wrapper, kwargs = WRAPPERS[name]
     monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
-    for shape in ((70, 1), (1, 70), (70, 2)):
+    for shape in ((41, 1), (1, 41), (41, 2)):  # 2 or 3 bands, the last one short
         image = image_of(rng, shape)
         prepared = wrapper.prepare(image, filters.GAUSSIAN_5, **kwargs)
         assert all(step.grid[1] <= 2 for step in prepared.steps)
@@ -508,9 +509,18 @@ def test_ptx_shows_where_each_kernel_keeps_its_filter(cuda_compiler):
 # ---- the lesson's launches traced: broadcast vs serialised ---------------------------------------
 
 
+TRACE_FILTER_TAPS = tracing.filter_taps
+
+
+@functools.cache
+def taps(memory: str):
+    """tracing.filter_taps(memory), traced once for every test here that reads it."""
+    return TRACE_FILTER_TAPS(memory)
+
+
 @pytest.fixture(scope="module")
 def traced_taps():
-    return tracing.filter_taps()
+    return taps("constant")
 
 
 @pytest.mark.parametrize("memory", ["constant", "global"])
@@ -518,6 +528,7 @@ def test_reads_are_the_filter_tap_and_the_lookups_the_lesson_contrasts(memory, m
     small = {"noise": tracing.noise(16), "photograph": tracing.photograph_segments(16, side=256)}
     lookups = tracing.lookups
     monkeypatch.setattr(tracing, "lookups", lambda memory: lookups(memory, small))
+    monkeypatch.setattr(tracing, "filter_taps", taps)
     reads = tracing.reads(memory)
     assert list(reads) == ["filter tap", "noise", "photograph"]
     assert {traced.space for traced in reads.values()} == {memory}
@@ -536,7 +547,7 @@ def test_every_lane_reads_the_same_filter_tap_from_constant_memory(traced_taps):
 
 
 def test_the_global_filter_reads_one_sector_per_tap():
-    traced = tracing.filter_taps("global")
+    traced = taps("global")
     assert (traced.space, traced.array) == ("global", "weights")
     assert traced.sectors_per_request == traced.addresses_per_request == 1.0
 

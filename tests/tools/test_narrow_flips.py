@@ -1,4 +1,8 @@
-"""gpgpu_tools.narrow_flips in the simulator: tiny shapes, each flip checked against NumPy."""
+"""gpgpu_tools.narrow_flips in the simulator: tiny shapes, each flip checked against NumPy.
+
+The kernels themselves are checked on many more shapes in tests/lessons/test_l02_flips_i32.py;
+here the tool runs on three of its TINY_SHAPES (an N x 1 image, a gray and an RGB one), each
+through every path and candidate, and times with one sample."""
 
 import json
 
@@ -8,9 +12,13 @@ from gpgpu_tools.bench.data import random_array
 
 from gpgpu_lessons.l02_shared_memory import fast
 
+THREE_SHAPES = [(33, 1), (9, 40), (5, 7, 3)]  # one pixel wide, gray, RGB
+
 
 def test_the_tiny_shapes_are_checked_on_every_path(tmp_path, monkeypatch):
     monkeypatch.setattr(fast, "SHORT_MIN_BYTES", fast.SHORT_MIN_BYTES)  # main lowers it to 0
+    assert set(THREE_SHAPES) <= set(narrow_flips.TINY_SHAPES)
+    monkeypatch.setattr(narrow_flips, "TINY_SHAPES", THREE_SHAPES)
     assert narrow_flips.main(["--json", str(tmp_path / "flips.json")]) == 0
     rows = json.loads((tmp_path / "flips.json").read_text())["rows"]
     assert len(rows) == 2 * len(narrow_flips.TINY_SHAPES)
@@ -26,6 +34,7 @@ def test_the_tiny_shapes_are_checked_on_every_path(tmp_path, monkeypatch):
 def test_a_timed_row_has_every_ratio(monkeypatch):
     """The GPU's branch, run in the simulator on a tiny image (host times: shapes only)."""
     monkeypatch.setattr(fast, "SHORT_MIN_BYTES", 0)
+    monkeypatch.setattr(narrow_flips, "REPEAT", 1)  # the row's fields, not its times
     d_image = random_array((9, 5, 3), np.uint8, seed=1)
     d_out = random_array((9, 5, 3), np.uint8, seed=2)
     row = narrow_flips.measure((9, 5, 3), True, 1.0, d_image, d_out, d_image.copy_to_host())
