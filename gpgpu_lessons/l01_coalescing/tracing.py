@@ -15,8 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .. import launch
-from ..trace import Trace
-from ..trace import trace_launch as trace_step
+from ..trace import Trace, trace_launch
 from . import fast, textbook
 
 ELEMENTS = 4096  # float32 elements of a traced copy: a warp at stride 32 stays in bounds
@@ -67,9 +66,9 @@ class Traced:
         return found
 
 
-def trace_launch(prepared: launch.Launch, *, step: int = 0, blocks: int = BLOCKS) -> Traced:
+def trace_load(prepared: launch.Launch, *, step: int = 0, blocks: int = BLOCKS) -> Traced:
     """Trace one kernel of a prepared launch (`blocks` of its blocks) at its global load line."""
-    trace = trace_step(prepared, step=step, blocks=blocks)
+    trace = trace_launch(prepared, step=step, blocks=blocks)
     loads = [row.line for row in trace.lines if row.space == "global" and row.op == "load"]
     if len(loads) != 1:
         raise ValueError(f"{trace.kernel} loads global memory on {len(loads)} lines, not one")
@@ -84,18 +83,16 @@ def random_floats(n: int, seed: int = 0) -> np.ndarray:
 def copies(strides=(1, 2, 32), offsets=(1,), *, n: int = ELEMENTS) -> dict[str, Traced]:
     """The textbook copies, traced: {"stride s": ..., "offset o": ...}."""
     a = random_floats(n)
-    found = {f"stride {s}": trace_launch(textbook.copy_with_stride.prepare(a, s)) for s in strides}
+    found = {f"stride {s}": trace_load(textbook.copy_with_stride.prepare(a, s)) for s in strides}
     for o in offsets:
-        found[f"offset {o}"] = trace_launch(textbook.copy_with_offset.prepare(a, o))
+        found[f"offset {o}"] = trace_load(textbook.copy_with_offset.prepare(a, o))
     return found
 
 
 def wide_copies(widths=tuple(fast.WIDE), *, n: int = ELEMENTS) -> dict[str, Traced]:
     """fast.copy with one wide element per thread, traced: {"w-byte elements": ...}."""
     a = random_floats(n)
-    return {
-        f"{w}-byte elements": trace_launch(fast.copy.prepare(a, element_bytes=w)) for w in widths
-    }
+    return {f"{w}-byte elements": trace_load(fast.copy.prepare(a, element_bytes=w)) for w in widths}
 
 
 def seed_dots(*, n: int = SEED_ELEMENTS) -> dict[str, Traced]:
@@ -103,7 +100,7 @@ def seed_dots(*, n: int = SEED_ELEMENTS) -> dict[str, Traced]:
     x, y = random_floats(n, 1), random_floats(n, 2)
     blocks, block = SEED_GRID
     return {
-        f"many blocks, {name}": trace_launch(
+        f"many blocks, {name}": trace_load(
             textbook.dot_partial_sums.prepare(x, y, blocks=blocks, block=block, chunked=chunked),
             blocks=1,
         )
@@ -113,7 +110,7 @@ def seed_dots(*, n: int = SEED_ELEMENTS) -> dict[str, Traced]:
 
 def best_dot(*, n: int = BEST_ELEMENTS) -> Traced:
     """fast.dot's block-tree kernel, traced (one block)."""
-    return trace_launch(fast.dot.prepare(random_floats(n, 1), random_floats(n, 2)), blocks=1)
+    return trace_load(fast.dot.prepare(random_floats(n, 1), random_floats(n, 2)), blocks=1)
 
 
 @functools.cache

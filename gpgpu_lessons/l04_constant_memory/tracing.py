@@ -20,7 +20,7 @@ import numpy as np
 from .. import images, launch
 from ..hardware import LINE_BYTES, SECTOR_BYTES
 from ..hardware import WARP_SIZE as WARP
-from ..trace import Trace, trace_kernel
+from ..trace import Trace, trace_launch
 from . import textbook
 from .filters import GAUSSIAN_5, TONE_CURVE
 
@@ -97,16 +97,15 @@ class Traced:
         return int(np.prod(view.shape))
 
 
-def trace_launch(prepared: launch.Launch, *names: str, blocks=None) -> Traced:
+def trace_load(prepared: launch.Launch, *names: str, blocks=None) -> Traced:
     """Trace a one-kernel launch and find the one line that loads an array called one of `names`.
 
     An argument is called by its parameter name ("table"), a module array compiled into constant
     memory by its global name ("TONE_CURVE").
     """
     if len(prepared.steps) != 1:
-        raise ValueError(f"trace_launch traces one kernel; this launch has {len(prepared.steps)}")
-    step = prepared.steps[0]
-    trace = trace_kernel(step.kernel, step.grid, step.block, *step.args, blocks=blocks)
+        raise ValueError(f"trace_load traces one kernel; this launch has {len(prepared.steps)}")
+    trace = trace_launch(prepared, blocks=blocks)
     found = {
         (row.line, row.space, name)
         for row in trace.lines
@@ -128,7 +127,7 @@ def random_image(shape=FILTER_SHAPE, seed: int = 3) -> np.ndarray:
 def filter_taps(memory: str = "constant") -> Traced:
     """The one-pixel-per-thread 5x5 Gaussian, traced at its filter read (every lane: one tap)."""
     prepared = textbook.filter2d.prepare(random_image(), GAUSSIAN_5, memory=memory)
-    return trace_launch(prepared, "weights", "GAUSSIAN_5")
+    return trace_load(prepared, "weights", "GAUSSIAN_5")
 
 
 def image_fetches(image_shape=(32, 32)) -> dict[str, Traced]:
@@ -138,7 +137,7 @@ def image_fetches(image_shape=(32, 32)) -> dict[str, Traced]:
         "one pixel per thread": textbook.filter2d.prepare(image, GAUSSIAN_5, memory="constant"),
         "tiled": textbook.filter2d_tiled.prepare(image, GAUSSIAN_5),
     }
-    return {name: trace_launch(prepared, "image") for name, prepared in launches.items()}
+    return {name: trace_load(prepared, "image") for name, prepared in launches.items()}
 
 
 def noise(warps: int = WARPS, seed: int = 8) -> np.ndarray:
@@ -170,7 +169,7 @@ def lookups(memory: str = "constant", pictures: dict | None = None) -> dict[str,
     """The lookup table[pixel] traced at its table read: {"noise": ..., "photograph": ...}."""
     pictures = pictures or {"noise": noise(), "photograph": photograph_segments()}
     return {
-        name: trace_launch(
+        name: trace_load(
             textbook.lookup.prepare(picture, TONE_CURVE, memory=memory), "table", "TONE_CURVE"
         )
         for name, picture in pictures.items()

@@ -101,11 +101,11 @@ HISTOGRAMS = {
     "block-private shared": histogram_shared,
     "block-private + warp-aggregated": histogram_shared_warp_aggregated,
 }
-# The default is the variant that won on the data people have. H200 (the recorded lesson run,
-# an 8192 x 8192 photograph): block-private shared 0.12 ms, block-private + warp-aggregated
-# 0.43 ms; H100, uniform random bytes: block-private shared 3.6x faster. The eight ballots
-# that find a warp's equal values cost more than the shared atomics they save, unless most of
-# a warp's pixels hold one value: the lesson measures three kinds of image on every GPU run.
+# The default is the variant that won on the data people have: photographs and random bytes
+# (experiments 05_atomics_vs_reduction/histogram and histogram_traced of
+# gpgpu_lessons/recorded/<gpu>.json). The eight ballots that find a warp's equal values cost
+# more than the shared atomics they save, unless most of a warp's pixels hold one value: the
+# lesson measures three kinds of image on every GPU run.
 DEFAULT = "block-private shared"
 
 LESSON_IMAGE = (8192, 8192)  # the images the lesson measures on a GPU: 64 MiB, past the L2 cache

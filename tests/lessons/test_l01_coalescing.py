@@ -106,7 +106,7 @@ def test_every_traced_launch_under_the_label_its_slides_give_it():
 def test_a_launch_without_one_global_load_line_is_refused():
     cleared = launch.Launch((zero_step(cuda.device_array(64, np.float32)),))
     with pytest.raises(ValueError, match="on 0 lines, not one"):
-        tracing.trace_launch(cleared, step=0)  # zero_fill stores and loads nothing
+        tracing.trace_load(cleared, step=0)  # zero_fill stores and loads nothing
 
 
 @pytest.mark.parametrize(

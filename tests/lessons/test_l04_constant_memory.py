@@ -606,7 +606,7 @@ def test_photograph_segments_are_warps_of_the_photograph():
 def test_trace_launch_names_what_it_cannot_find():
     prepared = textbook.filter2d.prepare(tracing.random_image((4, 32)), filters.LAPLACIAN)
     with pytest.raises(ValueError, match="loads table on 0 lines"):
-        tracing.trace_launch(prepared, "table")
+        tracing.trace_load(prepared, "table")
 
 
 # ---- figures -------------------------------------------------------------------------------
