@@ -9,7 +9,8 @@ reduction gives a Python number unless `out=` was given. `@op` turns a function 
 
 A launch never keeps a configured ``kernel[grid, block]``: in Numba's simulator that expression
 reconfigures and returns the kernel object itself, so a kept one runs with whatever grid was
-configured last.
+configured last. On a GPU a launch run again keeps its arguments marshalled instead
+(`marshalled`): from its second run on it skips Numba's dispatcher.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import functools
 import numbers
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from .hardware import (  # the limits the checks enforce (still importable from 
     MAX_THREADS_PER_BLOCK,
     STATIC_SHARED_MEMORY_BYTES,
 )
-from .marshalled import marshal
+from .marshalled import marshalled_steps
 
 # ---- integers and block shapes -------------------------------------------------------------
 
@@ -267,6 +268,7 @@ class Output:
     device: Any
     host: np.ndarray | None = None  # a NumPy `out=` to copy the result into
     given: bool = False  # the caller passed out=
+    mapped: Any = None  # the HostNumber `device` is (scalar_output): read, not copied
 
 
 def device_output(
@@ -309,6 +311,45 @@ def device_output(
     return Output(cuda.device_array(shape, dtype=dtype), host=out, given=True)
 
 
+def scalar_output(out, dtype, *, inputs=(), like=None) -> Output:
+    """A reduction's one-element output: `out` checked, or, for out=None, a HostNumber.
+
+    Only for kernels that store their result once (device.handover): an atomic add into host
+    memory is not atomic on every system. like: an input array (it knows its context).
+    """
+    if out is not None:
+        return device_output(out, (1,), dtype, inputs=inputs)
+    number = HostNumber(np.dtype(dtype), like)
+    return Output(number.array, mapped=number)
+
+
+_SPARE_NUMBERS: dict = {}  # (dtype, id of the context) -> (context, spare mapped arrays)
+
+
+class HostNumber:
+    """One element of mapped host memory: the kernel stores the number, the call reads it.
+
+    The call reads it once the GPU has finished, instead of copying it back: one copy call fewer
+    per number (the bench's host costs, `number_us`: recorded/bench/). Allocating and freeing mapped memory costs more than a launch,
+    so the array goes back to a spare list when nothing holds its HostNumber any more.
+    """
+
+    __slots__ = ("array", "__weakref__")
+
+    def __init__(self, dtype: np.dtype, like=None):
+        context = getattr(getattr(like, "gpu_data", None), "context", None)
+        context = context or (None if runtime.is_simulator() else cuda.current_context())
+        # the context is kept in the value: its id is not reused while we hold it
+        _, spare = _SPARE_NUMBERS.setdefault((dtype, id(context)), (context, []))
+        self.array = spare.pop() if spare else cuda.mapped_array(1, dtype)
+        weakref.finalize(self, spare.append, self.array)
+
+    def read(self):
+        """The number, once the launches on the default stream have finished."""
+        cuda.default_stream().synchronize()
+        return self.array[0].item()
+
+
 # ---- the configured launch -----------------------------------------------------------------
 
 
@@ -331,18 +372,27 @@ class Launch:
 
     `out` is the device array the kernels write; `to_host` says the caller gave host arrays;
     `host_out` is a NumPy `out=` to fill; `scalar` marks a reduction whose result is a number
-    (returned as a Python number unless the caller gave `out=`).
+    (returned as a Python number unless the caller gave `out=`), read from the `mapped`
+    HostNumber where the kernel stored it there (scalar_output).
     """
 
-    steps: tuple  # of Step; a kept launch on a GPU runs Marshalled steps (see _Kept)
+    steps: tuple  # of Step, or of marshalled.Marshalled (a kept launch on a GPU: _Kept)
     out: Any = None
     to_host: bool = False
     host_out: np.ndarray | None = None
     scalar: bool = False
     out_given: bool = False
+    mapped: Any = None
+    # [] before the first run, [None] after it, [the steps to run] from the second on
+    _runs: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __call__(self) -> None:
-        for step in self.steps:
+        runs = self._runs
+        if not runs:  # the first run compiles the kernels, through Numba's dispatcher
+            runs.append(None)
+        elif runs[0] is None:  # run again: marshal the arguments once (on a GPU) for every run
+            runs[0] = marshalled_steps(self.steps) or self.steps
+        for step in runs[0] or self.steps:
             step.run()
 
     def result(self):
@@ -353,6 +403,8 @@ class Launch:
             return self.host_out
         if self.out_given:
             return self.out  # a device out= comes back as it was given
+        if self.scalar and self.mapped is not None:  # the GPU wrote it to host memory
+            return self.mapped.read()
         if self.scalar:
             return self.out.copy_to_host().reshape(-1)[0].item()
         return self.out.copy_to_host() if self.to_host else self.out
@@ -377,7 +429,7 @@ def single(
     steps = (Step(kernel, grid, block, tuple(args)),) + tuple(then)
     if out is None:
         return Launch(steps, to_host=to_host, scalar=scalar)
-    return Launch(steps, out.device, to_host, out.host, scalar, out.given)
+    return Launch(steps, out.device, to_host, out.host, scalar, out.given, out.mapped)
 
 
 # ---- calls seen before ---------------------------------------------------------------------
@@ -433,7 +485,7 @@ class _Kept:
     later run launches with those.
     """
 
-    __slots__ = ("steps", "out", "to_host", "scalar", "out_given", "arrays", "runs")
+    __slots__ = ("steps", "out", "to_host", "scalar", "out_given", "mapped", "arrays", "runs")
 
     def __init__(self, built: Launch, arrays):
         slots = {id(a): _Slot(n) for n, a in enumerate(arrays)}
@@ -444,32 +496,22 @@ class _Kept:
         )
         self.out = slots.get(id(built.out), built.out)
         self.to_host, self.scalar, self.out_given = built.to_host, built.scalar, built.out_given
+        self.mapped = built.mapped
         self.arrays = frozenset(slots)  # ids of the caller's arrays
         self.runs = None  # the marshalled steps; () where a step cannot be marshalled
 
     def launch(self, arrays) -> Launch:
         """The launch with this call's arrays in its slots."""
         out = arrays[self.out.n] if type(self.out) is _Slot else self.out
-        if self.runs:
-            return Launch(self.runs, out, self.to_host, None, self.scalar, self.out_given)
-        steps = tuple(
-            Step(kernel, grid, block, tuple(arrays[a.n] if type(a) is _Slot else a for a in args))
-            for kernel, grid, block, args in self.steps
-        )
-        if self.runs is None:  # not tried yet: marshal every step, or launch them as built
-            runs = tuple(marshal(s.kernel, s.grid, s.block, s.args) for s in steps)
-            self.runs = tuple(map(Marshalled, runs)) if None not in runs else ()
-        return Launch(steps, out, self.to_host, None, self.scalar, self.out_given)
-
-
-@dataclass(frozen=True, slots=True)
-class Marshalled:
-    """One step of a kept launch, its arguments marshalled once (see `marshalled`)."""
-
-    launch: Any
-
-    def run(self) -> None:
-        self.launch()
+        if not self.runs:
+            steps = tuple(
+                Step(k, grid, block, tuple(arrays[a.n] if type(a) is _Slot else a for a in args))
+                for k, grid, block, args in self.steps
+            )
+            if self.runs is None:  # not tried yet: marshal every step, or launch them as built
+                self.runs = marshalled_steps(steps) or ()
+            return Launch(steps, out, self.to_host, None, self.scalar, self.out_given, self.mapped)
+        return Launch(self.runs, out, self.to_host, None, self.scalar, self.out_given, self.mapped)
 
 
 class KeptCalls:

@@ -165,7 +165,7 @@ def _dot_launch(
 def dot(x, y, *, out=None):
     """x . y summed in the inputs' precision (float32 or float64): a number, or out[0] if given."""
     d_x, d_y, to_host = launch.device_pair(x, y, dtypes=textbook.FLOATS, ndim=1)
-    o = launch.device_output(out, (1,), d_x.dtype, inputs=(d_x, d_y))
+    o = launch.scalar_output(out, d_x.dtype, inputs=(d_x, d_y), like=d_x)  # stored once
     return _dot_launch(d_x, d_y, o, to_host)
 
 

@@ -156,7 +156,7 @@ LADDER = (ATOMIC_PER_ELEMENT, *TREES, GRID_STRIDE)
 def sum_launch(steps, total: launch.Output, to_host: bool) -> launch.Launch:
     """The Launch of a sum: its steps write total[0]; a Python float unless out= was given."""
     return launch.Launch(
-        tuple(steps), total.device, to_host, total.host, scalar=True, out_given=total.given
+        tuple(steps), total.device, to_host, total.host, True, total.given, total.mapped
     )
 
 
