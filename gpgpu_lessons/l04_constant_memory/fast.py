@@ -20,8 +20,8 @@ Any other filter, memory or tile shape is the same code compiled with other cons
 (`gpgpu_lessons.specialise`: each copy is a kernel of its own, with its own name).
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
-pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (4 or 8 columns
-wide) where TILE would compute more than twice the image. TILE is chosen by
+pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (as wide as an
+image of up to 40 columns) where TILE would compute more than twice the image. TILE is chosen by
 `python -m gpgpu_tools.tune tiled_filter` (gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
 the bench records each layout on the shapes it serves (`python -m gpgpu_tools.bench --record`,
 gpgpu_lessons/recorded/bench/<gpu>.json); the times of the layouts not chosen are not recorded.
@@ -51,13 +51,13 @@ class Tile(NamedTuple):
 
     threads_x: int = 32
     threads_y: int = 4
-    rows: int = 8  # output rows per thread, one below the other
+    rows: int = 4  # output rows per thread, one below the other
     cols: int = 4  # output columns per thread, threads_x apart (less halo per output)
     fast_interior: bool = True  # blocks inside the image skip every clamp and bounds test
 
 
-# The fastest shape of TUNING["space"] (5x5 Gaussian from constant memory): chosen by
-# `python -m gpgpu_tools.tune tiled_filter`, recorded in
+# The fastest shape of TUNING["space"] (5x5 Gaussian from constant memory) over the lesson's
+# image and one with odd sides: chosen by `python -m gpgpu_tools.tune tiled_filter`, recorded in
 # gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json; the lesson's run compares it with the
 # device copy (experiment 04_constant_memory/fast_5x5 of gpgpu_lessons/recorded/<gpu>.json).
 TILE = Tile()
@@ -297,34 +297,40 @@ def line(tile: Tile) -> Tile:
     return Tile(threads, 1, 1, tile.rows * tile.cols, tile.fast_interior)
 
 
-# Flat tiles: as tall as the image up to 5 rows, then the tile's 8 rows: 5 kernels, not one per
-# height (8 rows compute 1.33 and 1.14 times the outputs of 6 and 7). The bench records the
-# choice on 1 x N, 3 x N and 40 x N; the heights not chosen are not recorded.
+# Flat tiles: as tall as the image up to 5 rows, then the tile's rows. The bench records the
+# choice on 1 x N and 3 x N; the heights not chosen are not recorded.
 FLAT_EXACT_ROWS = 5
-# Tall tiles: 4 threads across for up to 4 columns, else 8 across; wider images take TILE. The
-# bench records the choice on N x 1, N x 3 and N x 40; the widths not chosen are not recorded.
+# Tall tiles: 4 threads across for up to 4 columns; else 8 across, each thread making up to 5
+# columns, so that one tile spans an image of up to 40 columns (a tile narrower than the image
+# re-reads its neighbours' halo columns from L2 in part-used sectors); wider images, one column
+# a thread. The bench records the choice on N x 1, N x 3 and N x 40 (up to 0.9x the device
+# copy where one column a thread made 0.7x); the widths not chosen are not recorded.
 TALL_NARROW_COLUMNS = 4
+TALL_COLUMNS_PER_THREAD = 5
 
 
 def flat(tile: Tile, h: int) -> Tile:
-    """tile's threads in one row, each making min(h, rows) rows if h <= 5, else tile's rows."""
+    """tile's threads in one row, each making h rows if h <= 5, else tile's rows."""
     threads = tile.threads_x * tile.threads_y
-    rows = min(h, tile.rows) if h <= FLAT_EXACT_ROWS else tile.rows
+    rows = h if h <= FLAT_EXACT_ROWS else tile.rows
     return Tile(threads, 1, rows, tile.cols, tile.fast_interior)
 
 
 def tall(tile: Tile, w: int) -> Tile:
-    """tile's threads 4 across (w <= 4) or 8 across, the others down, one column each.
+    """tile's threads 4 across (w <= 4) or 8 across spanning up to 40 columns, the others down.
 
-    A warp's thread rows are `rows` tile rows apart: 4 across takes an odd row count (9 for
-    TILE) and 8 across tile's 8, so that the pitch can put them on different banks.
+    4 across, each thread makes one column of 2 * rows + 1 outputs: twice tile's rows, as it
+    makes one column where tile's threads make several, and odd, because a warp's thread rows
+    are `rows` tile rows apart and an odd count lets the pitch put them on different banks.
     """
     threads = tile.threads_x * tile.threads_y
     if w <= TALL_NARROW_COLUMNS:
         across = math.gcd(threads, 4)
-        return Tile(across, threads // across, tile.rows | 1, 1, tile.fast_interior)
+        return Tile(across, threads // across, 2 * tile.rows + 1, 1, tile.fast_interior)
     across = math.gcd(threads, 8)
-    return Tile(across, threads // across, tile.rows, 1, tile.fast_interior)
+    cols = -(-w // across)
+    cols = cols if cols <= TALL_COLUMNS_PER_THREAD else 1
+    return Tile(across, threads // across, tile.rows, cols, tile.fast_interior)
 
 
 class Plan(NamedTuple):
@@ -376,7 +382,8 @@ def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) ->
     lines = [plan(shape, weights, tile) for shape in ((1, 2), (2, 1))]
     shortest = 2 if lines[0].tile == line(tile) else 1  # an image of one row takes the line
     flats = [flat(tile, h) for h in range(shortest, FLAT_EXACT_ROWS + 2)]
-    talls = [tall(tile, w) for w in (TALL_NARROW_COLUMNS, TALL_NARROW_COLUMNS + 1)]
+    widest = TALL_COLUMNS_PER_THREAD * 8 + 1  # every width tall() tells apart
+    talls = [tall(tile, w) for w in range(1, widest + 1)]
     layouts = dict.fromkeys([tile, *talls, *flats])
     configs = [(weights, t) for t in layouts if fits(weights.shape, t)]
     configs += [(p.weights, p.tile) for p in lines]
@@ -408,20 +415,29 @@ def filter2d(image, weights, *, memory: str = "constant", tile: Tile = TILE, out
 
 
 def _tuning_case(threads_y: int, rows: int, cols: int):
-    """One tuning point: the 5x5 Gaussian from constant memory on the preset image (GPU: 8192²)."""
+    """One tuning point: the 5x5 Gaussian from constant memory on the preset image (GPU: 8192²)
+    and on one with odd sides (8193 x 8191), whose rows start off the cache lines' boundaries;
+    one Launch runs both."""
     side = runtime.PRESETS["image_side"]
-    image = cuda.to_device(np.random.default_rng(3).random((side, side), dtype=np.float32) + 0.5)
-    prepared = filter2d.prepare(
-        image, GAUSSIAN_5, tile=Tile(32, threads_y, rows, cols), out=cuda.device_array_like(image)
-    )
-    return prepared, 2 * image.nbytes
+    rng = np.random.default_rng(3)
+    steps, moved = (), 0
+    for shape in ((side, side), (side + 1, side - 1)):
+        image = cuda.to_device(rng.random(shape, dtype=np.float32) + 0.5)
+        tile = Tile(32, threads_y, rows, cols)
+        out = cuda.device_array_like(image)
+        steps += filter2d.prepare(image, GAUSSIAN_5, tile=tile, out=out).steps
+        moved += 2 * image.nbytes
+    return launch.Launch(steps), moved
 
 
 TUNING = {
     "family": "tiled_filter",
     # the chosen tile's neighbours: 4 or 8 thread rows, half or twice the rows per thread, the
-    # chosen columns per thread and half of them (32 threads across: one warp a thread row)
-    "space": {"threads_y": [4, 8], "rows": [4, 8, 16], "cols": [2, 4]},
+    # chosen columns per thread and half of them (32 threads across: one warp a thread row).
+    # Half the columns times about the same on these two images, but the flat tiles that
+    # TILE's threads make for 3 x N then run at 0.67x the copy where 4 columns run at 0.84x
+    # (an NVIDIA H100, 2026-11-27, one-off runs); TILE keeps 4.
+    "space": {"threads_y": [4, 8], "rows": [2, 4, 8], "cols": [2, 4]},
     "chosen": {"threads_y": TILE.threads_y, "rows": TILE.rows, "cols": TILE.cols},
     "case": _tuning_case,
 }

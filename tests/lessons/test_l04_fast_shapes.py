@@ -118,19 +118,22 @@ def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
     assert fast.tiled_kernel(planned.weights, tile=planned.tile) in fast.SIGNATURES
 
 
-def test_the_tuned_filter_registers_its_nine_layouts():
-    """TILE, its line (the folded filter), its tall tiles 4 and 8 across, flat ones of 2 to 5
-    rows and of 8: only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
+def test_the_tuned_filter_registers_its_layouts():
+    """TILE, its line (the folded filter), its tall tiles 4 across and 8 across making 1 to 5
+    columns a thread, flat ones of 2 to 5 rows and of TILE's: only what plan picks (each layout
+    costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 9
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 12
     assert all(kernel in fast.SIGNATURES for kernel in kernels)
-    assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5, 8}
-    assert {fast.tall(fast.TILE, w)[:4] for w in range(2, 100)} == {(4, 32, 9, 1), (8, 16, 8, 1)}
+    assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5}
+    talls = {fast.tall(fast.TILE, w)[:4] for w in range(2, 100)}
+    assert talls == {(4, 32, 9, 1), *((8, 16, 4, cols) for cols in range(1, 6))}
+    assert fast.tall(fast.TILE, 40).cols == 5 and fast.tall(fast.TILE, 41).cols == 1
 
 
 BENCH_H200 = bench_shapes.matrices(4 * 62914560 // 4, mod16=False)  # the H200's full sweep
 BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "flat", "N x 3": "tall"}
-BENCH_LAYOUTS["N x 40"] = "tall"
+BENCH_LAYOUTS["N x 40"] = "tall"  # 8 across, 5 columns a thread: one tile spans the width
 
 
 @pytest.mark.parametrize("shape, label", BENCH_H200, ids=[label for _, label in BENCH_H200])
