@@ -47,15 +47,16 @@ WORD_THREADS = 256
 ALL_ONES = np.uint32(0xFFFFFFFF)
 
 # The general flips' launch: words of VERTICAL_WORD_BYTES or HORIZONTAL_WORD_BYTES[channels],
-# FLIP_PER_THREAD words per thread, blocks of FLIP_BLOCK (threads along a row, rows; rows shorter
-# than the block's run share it). Chosen by `python -m gpgpu_tools.tune flips` (TUNING below),
-# recorded in gpgpu_lessons/recorded/tuning/flips-<gpu>.json. A word may be shifted into place,
-# so it is at most 8 bytes, the widest integer. With 32-bit indices FLIP_PER_THREAD = 2 has the
-# best worst case and mean over the odd and narrow shapes (`python -m gpgpu_tools.narrow_flips`
-# compares 2, 4 and 8 beside the device copy; gpgpu_lessons/recorded/narrow_flips/<gpu>.json).
+# FLIP_PER_THREAD[horizontal] words per thread, blocks of FLIP_BLOCK (threads along a row, rows;
+# rows shorter than the block's run share it). Chosen by `python -m gpgpu_tools.tune flips`
+# (TUNING below), recorded in gpgpu_lessons/recorded/tuning/flips-<gpu>.json. A word may be
+# shifted into place, so it is at most 8 bytes, the widest integer. With 32-bit indices, 2 words
+# a thread have the best worst case and mean of the vertical flip over the odd and narrow shapes,
+# 4 those of the horizontal flip (`python -m gpgpu_tools.narrow_flips` compares 2, 4 and 8 beside
+# the device copy; gpgpu_lessons/recorded/narrow_flips/<gpu>.json).
 VERTICAL_WORD_BYTES = 8
 HORIZONTAL_WORD_BYTES = {1: 8, 3: 8}
-FLIP_PER_THREAD = 2
+FLIP_PER_THREAD = {False: 2, True: 4}  # by `horizontal`: the vertical flip's, the horizontal's
 FLIP_BLOCK = (128, 1)
 WORD_BYTES = (4, 8)  # the word sizes flip_words takes
 WORD_DTYPES = {4: np.uint32, 8: np.uint64}  # the kernels see aligned words as these
@@ -90,7 +91,7 @@ def negative_words(src_words, dst_words, src_bytes, dst_bytes):
 WORD = uint64  # the word a thread moves: uint32 or uint64
 BYTES_PER_WORD = 8  # its size
 GROUP_WORDS = 1  # words a thread moves per step: a horizontal flip's channels, 1 for vertical
-PER_THREAD = FLIP_PER_THREAD  # groups a thread moves
+PER_THREAD = FLIP_PER_THREAD[False]  # groups a thread moves (the vertical flip's)
 HELD_WORDS = PER_THREAD * GROUP_WORDS  # words a thread holds: a local array's size is a constant
 WORD_TYPES = {4: uint32, 8: uint64}
 # INDEX: the index arithmetic, uint32 for images below INDEX_32_BYTES, int64 above. Unsigned,
@@ -451,6 +452,7 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
 
     word_bytes (the word size), per_thread (words per thread) and block (threads along a row,
     rows) default to the tuned VERTICAL_/HORIZONTAL_WORD_BYTES, FLIP_PER_THREAD, FLIP_BLOCK.
+    An N x 1 image takes the other flip of one row, and that flip's words per thread.
     """
     d_src, to_host, shape = checks.image_input(image)
     output, d_dst = checks.image_output(out, d_src, shape)
@@ -463,14 +465,16 @@ def flip_words(image, *, horizontal: bool, out=None, word_bytes=None, per_thread
             return bulk
     height, width, channels = d_src.shape
     check_word_bytes(word_bytes, horizontal)
-    per_thread = (
-        FLIP_PER_THREAD if per_thread is None else launch.positive_int(per_thread, "per_thread")
-    )
     dims = launch.block_shape(FLIP_BLOCK if block is None else block)
     if len(dims) == 3:
         raise ValueError(f"block is (threads along a row, rows) for a flip, got {block!r}")
     if width == 1:  # one pixel per row: the other flip, of ONE row holding every pixel
         horizontal, height = not horizontal, 1  # vertical: mirror the pixels; horizontal: copy
+    per_thread = (
+        FLIP_PER_THREAD[horizontal]
+        if per_thread is None
+        else launch.positive_int(per_thread, "per_thread")
+    )
     if word_bytes is None:
         word_bytes = HORIZONTAL_WORD_BYTES[channels] if horizontal else VERTICAL_WORD_BYTES
     channels = channels if horizontal else 1  # a vertical flip moves bytes: rows stay whole
@@ -572,7 +576,7 @@ TUNING = {
             "horizontal gray": HORIZONTAL_WORD_BYTES[1],
             "horizontal rgb": HORIZONTAL_WORD_BYTES[3],
         },
-        "per_thread": FLIP_PER_THREAD,
+        "per_thread": {"vertical": FLIP_PER_THREAD[False], "horizontal": FLIP_PER_THREAD[True]},
         "block": FLIP_BLOCK,
     },
     "case": tuning_case,
@@ -592,7 +596,9 @@ SIGNATURES = {
     flip_vertical_words: [_flip_signature(BYTES_PER_WORD)],  # as written: the module's constants
     flip_horizontal_words: [_flip_signature(BYTES_PER_WORD)],
     **{
-        flip_kernel(horizontal, channels, b, FLIP_PER_THREAD, bits): [_flip_signature(b)]
+        flip_kernel(horizontal, channels, b, FLIP_PER_THREAD[horizontal], bits): [
+            _flip_signature(b)
+        ]
         for horizontal, every_channels in ((False, (1,)), (True, (1, 3)))
         for channels in every_channels
         for b in WORD_BYTES

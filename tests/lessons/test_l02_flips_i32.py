@@ -65,8 +65,8 @@ def index_bits(request, monkeypatch):
 
 
 @pytest.mark.parametrize("horizontal", [False, True], ids=["vertical", "horizontal"])
-@pytest.mark.parametrize(  # x1: the tuning's; x4, x8: narrow_flips'
-    "shape, per_thread", with_per_thread(fast.FLIP_PER_THREAD, [1, 2, 4, 8]), ids=str
+@pytest.mark.parametrize(  # x2: the vertical flip's, x4 the horizontal's; x1, x8: narrow_flips'
+    "shape, per_thread", with_per_thread(fast.FLIP_PER_THREAD[False], [1, 2, 4, 8]), ids=str
 )
 def test_general_kernels_match_numpy(shape, horizontal, per_thread, index_bits):
     for seed, offsets in enumerate(OFFSETS):
@@ -154,7 +154,8 @@ def test_the_wrappers_take_the_index_width_of_the_image_size(monkeypatch, horizo
             horizontal,
             (1, 6),
         )
-        per_thread = fast.SHORT_PER_THREAD if short else fast.FLIP_PER_THREAD
+        kernel_horizontal = horizontal != (shape[1] == 1)  # N x 1: the other flip of one row
+        per_thread = fast.SHORT_PER_THREAD if short else fast.FLIP_PER_THREAD[kernel_horizontal]
         assert all(name.endswith(f"_x{per_thread}_i{index_bits}") for name in names), names
         assert all(name.startswith("flip_short_rows") == short for name in names), names
 
@@ -182,8 +183,8 @@ def test_every_registered_flip_has_its_own_name():
     names = [kernel.py_func.__name__ for kernel in fast.SIGNATURES]
     assert len(names) == len(set(names))
     for bits in fast.INDEX_TYPES:
-        assert f"flip_vertical_words_8B_x{fast.FLIP_PER_THREAD}_i{bits}" in names
-        assert f"flip_horizontal_words_rgb_8B_x{fast.FLIP_PER_THREAD}_i{bits}" in names
+        assert f"flip_vertical_words_8B_x{fast.FLIP_PER_THREAD[False]}_i{bits}" in names
+        assert f"flip_horizontal_words_rgb_8B_x{fast.FLIP_PER_THREAD[True]}_i{bits}" in names
 
 
 # ---- the PTX: no wraparound, no float, with 32-bit indices -------------------------------------

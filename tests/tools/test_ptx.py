@@ -71,7 +71,7 @@ LESSON_CLAIMS = [
     ),
     ("l02_shared_memory.fast", "flip_vertical_words_8B_x2_i32", None, "in registers"),
     ("l02_shared_memory.fast", "flip_vertical_words_8B_x2_i32", None, "8-byte loads and stores"),
-    ("l02_shared_memory.fast", "flip_horizontal_words_rgb_8B_x2_i32", None, "in registers"),
+    ("l02_shared_memory.fast", "flip_horizontal_words_rgb_8B_x4_i32", None, "in registers"),
     # lesson 03: the wide transpose and copy move 2 (float32: 8 bytes) or 4 neighbours (16 bytes)
     # per instruction, holding them in registers
     ("l03_bank_conflicts.fast", "transpose_wide", F32_2D, "8-byte loads and stores"),
