@@ -330,8 +330,9 @@ class HostNumber:
     """One element of mapped host memory: the kernel stores the number, the call reads it.
 
     The call reads it once the GPU has finished, instead of copying it back: one copy call fewer
-    per number (the bench's host costs, `number_us`: recorded/bench/). Allocating and freeing mapped memory costs more than a launch,
-    so the array goes back to a spare list when nothing holds its HostNumber any more.
+    per number (the bench's host costs, `number_us`: recorded/bench/). Allocating and freeing
+    mapped memory costs more than a launch, so the array goes back to a spare list when nothing
+    holds its HostNumber any more.
     """
 
     __slots__ = ("array", "__weakref__")

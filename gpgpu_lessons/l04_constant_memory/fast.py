@@ -20,8 +20,9 @@ Any other filter, memory or tile shape is the same code compiled with other cons
 (`gpgpu_lessons.specialise`: each copy is a kernel of its own, with its own name).
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
-pixels), and a flat tile (as tall as an image of up to 5 rows) or a tall one (as wide as an
-image of up to 40 columns) where TILE would compute more than twice the image. TILE is chosen by
+pixels), `narrow.filter_narrow` for 2 to 4 columns (the filter folded onto them), and a flat
+tile (as tall as an image of up to 5 rows) or a tall one (as wide as an image of up to 40
+columns) where TILE would compute more than twice the image. TILE is chosen by
 `python -m gpgpu_tools.tune tiled_filter` (gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
 the bench records each layout on the shapes it serves (`python -m gpgpu_tools.bench --record`,
 gpgpu_lessons/recorded/bench/<gpu>.json); the times of the layouts not chosen are not recorded.
@@ -40,7 +41,7 @@ from numba import cuda, float32, int64
 from .. import launch, runtime
 from ..device.index import at, clamp
 from ..specialise import specialise
-from . import checks
+from . import checks, narrow
 from .filters import GAUSSIAN_5, LAPLACIAN
 
 MEMORIES = ("global", "constant")
@@ -300,12 +301,11 @@ def line(tile: Tile) -> Tile:
 # Flat tiles: as tall as the image up to 5 rows, then the tile's rows. The bench records the
 # choice on 1 x N and 3 x N; the heights not chosen are not recorded.
 FLAT_EXACT_ROWS = 5
-# Tall tiles: 4 threads across for up to 4 columns; else 8 across, each thread making up to 5
-# columns, so that one tile spans an image of up to 40 columns (a tile narrower than the image
-# re-reads its neighbours' halo columns from L2 in part-used sectors); wider images, one column
-# a thread. The bench records the choice on N x 1, N x 3 and N x 40 (up to 0.9x the device
-# copy where one column a thread made 0.7x); the widths not chosen are not recorded.
-TALL_NARROW_COLUMNS = 4
+# Tall tiles: 8 threads across, each making up to 5 columns, so that one tile spans an image of
+# up to 40 columns (a tile narrower than the image re-reads its neighbours' halo columns from L2
+# in part-used sectors); wider images, one column a thread. The bench records the choice on
+# N x 40 (0.88x the device copy on an H100, where one column a thread made 0.72x); the widths
+# not chosen are not recorded.
 TALL_COLUMNS_PER_THREAD = 5
 
 
@@ -317,16 +317,9 @@ def flat(tile: Tile, h: int) -> Tile:
 
 
 def tall(tile: Tile, w: int) -> Tile:
-    """tile's threads 4 across (w <= 4) or 8 across spanning up to 40 columns, the others down.
-
-    4 across, each thread makes one column of 2 * rows + 1 outputs: twice tile's rows, as it
-    makes one column where tile's threads make several, and odd, because a warp's thread rows
-    are `rows` tile rows apart and an odd count lets the pitch put them on different banks.
-    """
+    """tile's threads 8 across, the others down, each making tile's rows in up to 5 columns:
+    as many as one tile needs to span an image w columns wide, if it can, else one."""
     threads = tile.threads_x * tile.threads_y
-    if w <= TALL_NARROW_COLUMNS:
-        across = math.gcd(threads, 4)
-        return Tile(across, threads // across, 2 * tile.rows + 1, 1, tile.fast_interior)
     across = math.gcd(threads, 8)
     cols = -(-w // across)
     cols = cols if cols <= TALL_COLUMNS_PER_THREAD else 1
@@ -336,7 +329,7 @@ def tall(tile: Tile, w: int) -> Tile:
 class Plan(NamedTuple):
     """What filter2d launches on one image: the tile, the filter and the shape the kernel sees."""
 
-    tile: Tile
+    tile: Tile | narrow.Narrow  # Narrow: filter_narrow, a thread a row
     weights: np.ndarray  # the filter, or for a line its rows (1 x N) or columns (N x 1) summed
     shape: tuple[int, int]  # the image's shape, or (1, N) for an image of one row or column
 
@@ -359,16 +352,18 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
 
     1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
     row: clamped to the image, every filter row reads its one row (N x 1: every column its
-    one column), so summing them is the same filter (the bench: 1 x N, N x 1). Otherwise `tile`,
-    unless it would compute more than twice the image's outputs: then the one of tile, `flat`
-    and `tall` that computes the fewest outside it. Each layout is filter_tiled with other
-    constants.
+    one column), so summing them is the same filter (the bench: 1 x N, N x 1). 2 to 4 columns:
+    filter_narrow (`narrow`). Otherwise `tile`, unless it would compute more than twice the
+    image's outputs: then the one of tile, `flat` and `tall` that computes the fewest outside
+    it. Each tile is filter_tiled with other constants.
     """
     h, w = shape
     if h == 1 or w == 1:
         folded = weights.sum(axis=0 if h == 1 else 1, dtype=np.float64).astype(np.float32)
         if fits((1, folded.size), line(tile)):
             return Plan(line(tile), folded[np.newaxis], (1, h * w))
+    if 2 <= w <= narrow.MAX_COLUMNS:
+        return Plan(narrow.Narrow(w), weights, (h, w))
     if efficiency(shape, weights.shape, tile) >= 0.5:
         return Plan(tile, weights, (h, w))
     tiles = [t for t in (tile, flat(tile, h), tall(tile, w)) if fits(weights.shape, t)]
@@ -383,11 +378,13 @@ def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) ->
     shortest = 2 if lines[0].tile == line(tile) else 1  # an image of one row takes the line
     flats = [flat(tile, h) for h in range(shortest, FLAT_EXACT_ROWS + 2)]
     widest = TALL_COLUMNS_PER_THREAD * 8 + 1  # every width tall() tells apart
-    talls = [tall(tile, w) for w in range(1, widest + 1)]
+    talls = [tall(tile, w) for w in range(narrow.MAX_COLUMNS + 1, widest + 1)]
     layouts = dict.fromkeys([tile, *talls, *flats])
     configs = [(weights, t) for t in layouts if fits(weights.shape, t)]
-    configs += [(p.weights, p.tile) for p in lines]
-    return tuple(dict.fromkeys(_checked_kernel(w, memory, t) for w, t in configs))
+    configs += [(p.weights, p.tile) for p in lines if isinstance(p.tile, Tile)]
+    tiled = [_checked_kernel(w, memory, t) for w, t in configs]
+    narrows = [narrow.narrow_kernel(weights, memory, w) for w in range(2, narrow.MAX_COLUMNS + 1)]
+    return tuple(dict.fromkeys([*tiled, *narrows]))
 
 
 @launch.op
@@ -399,6 +396,9 @@ def filter2d(image, weights, *, memory: str = "constant", tile: Tile = TILE, out
     weights, memory, tile = _checked(weights, memory, tile)
     d_image, to_host, output = checks.image_and_output(image, out)
     chosen = plan(d_image.shape, weights, tile)
+    if isinstance(chosen.tile, narrow.Narrow):
+        kernel = narrow.narrow_kernel(weights, memory, chosen.tile.columns)
+        return narrow.narrow_launch(kernel, d_image, weights, output, to_host)
     c = constants(chosen.tile, chosen.weights.shape)
     d_weights = cuda.to_device(chosen.weights)  # a 'constant' kernel ignores its argument
     args = (d_image.reshape(chosen.shape), d_weights, output.device.reshape(chosen.shape))
@@ -448,7 +448,13 @@ NOTEBOOK_INSTANCES = (  # the instances the notebook runs
     tiled_kernel(GAUSSIAN_5, tile=CLAMPS_EVERYWHERE),
     tiled_kernel(LAPLACIAN),
 )
+NARROW_KERNELS = frozenset(narrow.narrow_kernel(WEIGHTS, m, w) for m in MEMORIES for w in (2, 3, 4))
 SIGNATURES = {
-    kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
+    kernel: [
+        f"void({image}, float32[:, :, ::1], float32[:, ::1])"  # the folded filter, no band
+        if kernel in NARROW_KERNELS
+        else f"void({image}, float32[:, ::1], float32[:, ::1], int64)"
+        for image in IMAGES
+    ]
     for kernel in (*launched_kernels(WEIGHTS), *NOTEBOOK_INSTANCES)  # filter_tiled first
 }

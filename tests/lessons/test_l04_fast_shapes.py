@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons.l04_constant_memory import fast, filters, reference
+from gpgpu_lessons.l04_constant_memory import fast, filters, narrow, reference
 from gpgpu_lessons.l04_constant_memory.fast import Tile
 
 SIDES = st.integers(1, 80)
@@ -63,6 +63,8 @@ def assert_filtered(got, image, weights):
 def simulated_threads(shape, weights, tile):
     """The threads filter2d launches: the simulator's cost."""
     planned = fast.plan(shape, weights, tile)
+    if isinstance(planned.tile, narrow.Narrow):
+        return fast.launch.blocks_for(shape[0], planned.tile.threads) * planned.tile.threads
     c = fast.constants(planned.tile, planned.weights.shape)
     rows, columns = planned.shape
     blocks = fast.launch.blocks_for(rows, c["OUT_H"]) * fast.launch.blocks_for(columns, c["OUT_W"])
@@ -96,6 +98,10 @@ def test_a_line_is_the_same_filter_folded_into_one_row(n, one_row, seed):
 def test_a_plan_never_computes_more_than_the_bulk_tile(h, w, tile):
     weights = filters.GAUSSIAN_5
     planned = fast.plan((h, w), weights, tile)
+    if isinstance(planned.tile, narrow.Narrow):  # 2 to 4 columns: test_l04_narrow.py
+        assert 2 <= w <= narrow.MAX_COLUMNS and planned.tile.columns == w and h > 1
+        assert narrow.narrow_kernel(weights, "constant", w) in fast.launched_kernels(weights)
+        return
     assert fast.fits(planned.weights.shape, planned.tile)
     kernel = fast.tiled_kernel(planned.weights, tile=planned.tile)
     assert kernel in fast.launched_kernels(weights, tile=tile)  # what SIGNATURES would list
@@ -115,24 +121,29 @@ def test_a_plan_never_computes_more_than_the_bulk_tile(h, w, tile):
 def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
     """tests/test_ptx.py compiles what SIGNATURES lists: every plan of TILE and GAUSSIAN_5."""
     planned = fast.plan((h, w), filters.GAUSSIAN_5, fast.TILE)
-    assert fast.tiled_kernel(planned.weights, tile=planned.tile) in fast.SIGNATURES
+    if isinstance(planned.tile, narrow.Narrow):
+        kernel = narrow.narrow_kernel(planned.weights, "constant", planned.tile.columns)
+    else:
+        kernel = fast.tiled_kernel(planned.weights, tile=planned.tile)
+    assert kernel in fast.SIGNATURES
 
 
 def test_the_tuned_filter_registers_its_layouts():
-    """TILE, its line (the folded filter), its tall tiles 4 across and 8 across making 1 to 5
-    columns a thread, flat ones of 2 to 5 rows and of TILE's: only what plan picks (each layout
-    costs tests/test_ptx.py a compilation)."""
+    """TILE, its line (the folded filter), its tall tiles 8 across making 1 to 5 columns a
+    thread, flat ones of 2 to 5 rows, filter_narrow for 2 to 4 columns: only what plan picks
+    (each layout costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 12
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 5 + 4 + 3
     assert all(kernel in fast.SIGNATURES for kernel in kernels)
     assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5}
-    talls = {fast.tall(fast.TILE, w)[:4] for w in range(2, 100)}
-    assert talls == {(4, 32, 9, 1), *((8, 16, 4, cols) for cols in range(1, 6))}
+    talls = {fast.tall(fast.TILE, w)[:4] for w in range(5, 100)}
+    assert talls == {(8, 16, 4, cols) for cols in range(1, 6)}
     assert fast.tall(fast.TILE, 40).cols == 5 and fast.tall(fast.TILE, 41).cols == 1
+    assert narrow.filter_narrow in kernels  # N x 3 with the 5x5 Gaussian: as written
 
 
 BENCH_H200 = bench_shapes.matrices(4 * 62914560 // 4, mod16=False)  # the H200's full sweep
-BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "flat", "N x 3": "tall"}
+BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "flat", "N x 3": "narrow"}
 BENCH_LAYOUTS["N x 40"] = "tall"  # 8 across, 5 columns a thread: one tile spans the width
 
 
@@ -144,9 +155,12 @@ def test_the_bench_shapes_get_a_layout_that_fits(shape, label):
         "line": fast.line(fast.TILE),
         "flat": fast.flat(fast.TILE, shape[0]),
         "tall": fast.tall(fast.TILE, shape[1]),
+        "narrow": narrow.Narrow(shape[1]),
         "bulk": fast.TILE,
     }
     assert planned.tile == layouts[BENCH_LAYOUTS.get(label, "bulk")]
+    if isinstance(planned.tile, narrow.Narrow):  # a thread a row: nothing outside the image
+        return
     assert fast.efficiency(planned.shape, planned.weights.shape, planned.tile) >= 0.6
     if BENCH_LAYOUTS.get(label) == "line":
         assert planned.shape == (1, max(shape))
@@ -204,7 +218,7 @@ def test_thin_and_edge_only_images_match_the_reference(shape, tile, memory, dtyp
         ((1, 7), fast.line(fast.TILE)),
         ((7, 1), fast.line(fast.TILE)),
         ((2, 129), fast.flat(fast.TILE, 2)),
-        ((9, 2), fast.tall(fast.TILE, 2)),
+        ((9, 2), narrow.Narrow(2)),
         ((17, 6), fast.tall(fast.TILE, 8)),
     ],
 )
