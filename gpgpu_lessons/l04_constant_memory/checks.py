@@ -7,6 +7,7 @@ import numpy as np
 from .. import launch
 
 IMAGE_DTYPES = (np.float32, np.uint8)  # float32 in the kernels: both convert exactly
+IMAGE_TYPES = ("float32[:, ::1]", "uint8[:, ::1]")  # the same, in the kernels' signatures
 CONSTANT_MEMORY_BYTES = 64 * 1024  # the __constant__ space a kernel can use
 
 

@@ -442,19 +442,14 @@ TUNING = {
     "case": _tuning_case,
 }
 
-IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")  # the image dtypes filter2d accepts
+IMAGES = checks.IMAGE_TYPES  # the image dtypes filter2d accepts
 NOTEBOOK_INSTANCES = (  # the instances the notebook runs
     tiled_kernel(GAUSSIAN_5, memory="global"),
     tiled_kernel(GAUSSIAN_5, tile=CLAMPS_EVERYWHERE),
     tiled_kernel(LAPLACIAN),
 )
-NARROW_KERNELS = frozenset(narrow.narrow_kernel(WEIGHTS, m, w) for m in MEMORIES for w in (2, 3, 4))
-SIGNATURES = {
-    kernel: [
-        f"void({image}, float32[:, :, ::1], float32[:, ::1])"  # the folded filter, no band
-        if kernel in NARROW_KERNELS
-        else f"void({image}, float32[:, ::1], float32[:, ::1], int64)"
-        for image in IMAGES
-    ]
-    for kernel in (*launched_kernels(WEIGHTS), *NOTEBOOK_INSTANCES)  # filter_tiled first
+SIGNATURES = {  # filter_tiled first; filter_narrow's instances: narrow.SIGNATURES
+    kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
+    for kernel in (*launched_kernels(WEIGHTS), *NOTEBOOK_INSTANCES)
+    if kernel not in narrow.SIGNATURES
 }

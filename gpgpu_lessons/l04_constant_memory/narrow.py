@@ -24,6 +24,7 @@ from numba import cuda, float32, int64
 from .. import launch
 from ..device.index import at, clamp
 from ..specialise import specialise
+from .checks import IMAGE_TYPES
 from .filters import GAUSSIAN_5
 
 MAX_COLUMNS = 4  # the widest image filter_narrow takes
@@ -53,6 +54,7 @@ def folded(weights: np.ndarray, columns: int) -> np.ndarray:
 W = 3  # the image's columns
 THREADS = Narrow(W).threads  # rows a block makes, one a thread
 KY = GAUSSIAN_5.shape[0]  # the filter's rows
+BAND = THREADS + KY - 1  # the rows a block stages: its own and the filter's halo
 FOLDED = folded(GAUSSIAN_5, W)  # the filter a constant-memory kernel has compiled in
 PITCH = W | 1  # a row of the band in shared memory: odd, so a warp's rows fall on distinct banks
 
@@ -75,10 +77,10 @@ read_folded = constant_folded  # where filter_narrow reads its filter (global_fo
 @cuda.jit
 def filter_narrow(image, weights, out):
     """Each thread makes one row's W outputs from the filter folded onto the W columns."""
-    band = cuda.shared.array((THREADS + KY - 1, PITCH), float32)
+    band = cuda.shared.array((BAND, PITCH), float32)
     h = image.shape[0]
     y0 = int64(cuda.blockIdx.x) * THREADS - KY // 2  # the image row of band[0]
-    for i in range(cuda.threadIdx.x, (THREADS + KY - 1) * W, THREADS):  # whole rows: coalesced
+    for i in range(cuda.threadIdx.x, BAND * W, THREADS):  # whole rows: coalesced
         r, c = i // W, i % W
         band[r, c] = float32(image[clamp(y0 + r, h), c])
     cuda.syncthreads()
@@ -121,6 +123,7 @@ def _instance(memory: str, filter_shape, weights_bytes: bytes | None, columns: i
         read_folded=taps,
         W=columns,
         KY=weights.shape[0],
+        BAND=THREADS + weights.shape[0] - 1,
         FOLDED=folded(weights, columns),
         PITCH=columns | 1,
     )
@@ -149,3 +152,12 @@ def narrow_launch(kernel, d_image, weights: np.ndarray, output: launch.Output, t
         out=output,
         to_host=to_host,
     )
+
+
+SIGNATURES = {  # the instances filter2d launches with the 5x5 Gaussian, either memory
+    narrow_kernel(GAUSSIAN_5, memory, columns): [
+        f"void({image}, float32[:, :, ::1], float32[:, ::1])" for image in IMAGE_TYPES
+    ]
+    for memory in ("constant", "global")
+    for columns in range(2, MAX_COLUMNS + 1)
+}

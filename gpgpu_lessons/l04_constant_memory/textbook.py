@@ -222,7 +222,7 @@ def lookup(image, table, *, memory: str = "global", block=BLOCK, out=None):
     return launch.Launch(steps, output.device, to_host, output.host, False, output.given)
 
 
-IMAGES = ("float32[:, ::1]", "uint8[:, ::1]")  # the image dtypes the filter wrappers accept
+IMAGES = checks.IMAGE_TYPES  # the image dtypes the filter wrappers accept
 SIGNATURES = {
     filter_global: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES],
     **{
