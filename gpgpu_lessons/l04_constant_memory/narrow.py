@@ -3,9 +3,10 @@
 Clamped to an image of W <= 4 columns, every filter column reads one of the W image columns, so
 for output column x the KY x KX filter is a KY x W one (`folded`): the taps that read the same
 image column, summed. `filter_narrow` stages a band of whole rows in shared memory (the rows of a
-narrow image lie side by side in memory: plain coalesced loads), and each thread makes one row's
-W outputs from its KY x W neighbours, read once: KY x W multiply-adds an output where the tall
-tiles of `fast.filter_tiled` make KY x KX, and no thread idles over a column outside the image.
+narrow image lie side by side in memory: one contiguous run, copied without an index division
+in a block inside the image), and each thread makes ROWS rows' W outputs, each from its KY x W
+neighbours read once: KY x W multiply-adds an output where the tall tiles of
+`fast.filter_tiled` make KY x KX, and no thread idles over a column outside the image.
 
 Any filter, memory and width is the same code compiled with other constants (`narrow_kernel`).
 The bench records the layout on N x 3 (`python -m gpgpu_tools.bench --record`,
@@ -22,19 +23,20 @@ import numpy as np
 from numba import cuda, float32, int64
 
 from .. import launch
-from ..device.index import at, clamp
+from ..device.index import at
 from ..specialise import specialise
-from .checks import IMAGE_TYPES
+from .checks import IMAGE_DTYPES
 from .filters import GAUSSIAN_5
 
 MAX_COLUMNS = 4  # the widest image filter_narrow takes
 
 
 class Narrow(NamedTuple):
-    """The layout of filter_narrow on an image of `columns` columns: a thread a row."""
+    """The layout of filter_narrow on an image of `columns` columns: threads x rows rows a block."""
 
     columns: int
-    threads: int = 128  # rows a block makes
+    threads: int = 128
+    rows: int = 8  # rows a thread makes, `threads` apart
 
 
 def folded(weights: np.ndarray, columns: int) -> np.ndarray:
@@ -52,11 +54,11 @@ def folded(weights: np.ndarray, columns: int) -> np.ndarray:
 # The constants filter_narrow reads; `narrow_kernel` compiles it with other values. As written:
 # the 5x5 Gaussian folded onto 3 columns, from constant memory.
 W = 3  # the image's columns
-THREADS = Narrow(W).threads  # rows a block makes, one a thread
+THREADS, ROWS = Narrow(W)[1:]  # threads a block, rows a thread
 KY = GAUSSIAN_5.shape[0]  # the filter's rows
-BAND = THREADS + KY - 1  # the rows a block stages: its own and the filter's halo
+BAND = THREADS * ROWS + KY - 1  # the rows a block stages: its own and the filter's halo
+BAND_WORDS = BAND * W  # ... in floats
 FOLDED = folded(GAUSSIAN_5, W)  # the filter a constant-memory kernel has compiled in
-PITCH = W | 1  # a row of the band in shared memory: odd, so a warp's rows fall on distinct banks
 
 
 @cuda.jit(device=True, inline="always")
@@ -75,29 +77,33 @@ read_folded = constant_folded  # where filter_narrow reads its filter (global_fo
 
 
 @cuda.jit
-def filter_narrow(image, weights, out):
-    """Each thread makes one row's W outputs from the filter folded onto the W columns."""
-    band = cuda.shared.array((BAND, PITCH), float32)
-    h = image.shape[0]
-    y0 = int64(cuda.blockIdx.x) * THREADS - KY // 2  # the image row of band[0]
-    for i in range(cuda.threadIdx.x, BAND * W, THREADS):  # whole rows: coalesced
-        r, c = i // W, i % W
-        band[r, c] = float32(image[clamp(y0 + r, h), c])
+def filter_narrow(flat, weights, out, h):
+    """Each thread makes ROWS rows' W outputs from the filter folded onto the W columns."""
+    band = cuda.shared.array(BAND_WORDS, float32)  # whole rows, side by side as in the image
+    first = int64(cuda.blockIdx.x) * (THREADS * ROWS)  # the block's first row
+    y0 = first - KY // 2  # the image row of band's first
+    if y0 >= 0 and y0 + BAND <= h:  # inside the image: one contiguous run, coalesced
+        for j in range(cuda.threadIdx.x, BAND_WORDS, THREADS):
+            band[j] = float32(flat[at(y0 * W + j)])
+    else:  # at the top or bottom: each row clamped to the image
+        for j in range(cuda.threadIdx.x, BAND_WORDS, THREADS):
+            row = min(max(y0 + j // W, 0), h - 1)
+            band[j] = float32(flat[at(row * W + j % W)])
     cuda.syncthreads()
-    t = cuda.threadIdx.x
-    y = y0 + KY // 2 + t
-    if y < h:
-        near = cuda.local.array((KY, W), float32)  # this row's neighbours, read once: registers
-        for dy in range(KY):
-            for c in range(W):
-                near[dy, c] = band[t + dy, c]
-        taps = read_folded(weights)
-        for x in range(W):
-            acc = float32(0)
+    taps = read_folded(weights)
+    for k in range(ROWS):
+        t = cuda.threadIdx.x + k * THREADS  # a warp makes 32 neighbouring rows
+        if first + t < h:
+            near = cuda.local.array((KY, W), float32)  # this row's neighbours, read once
             for dy in range(KY):
                 for c in range(W):
-                    acc += taps[x, dy, c] * near[dy, c]
-            out[at(y), x] = acc
+                    near[dy, c] = band[at((t + dy) * W + c)]
+            for x in range(W):
+                acc = float32(0)
+                for dy in range(KY):
+                    for c in range(W):
+                        acc += taps[x, dy, c] * near[dy, c]
+                out[at((first + t) * W + x)] = acc
 
 
 def kernel_name(memory: str, weights: np.ndarray, columns: int) -> str:
@@ -123,9 +129,9 @@ def _instance(memory: str, filter_shape, weights_bytes: bytes | None, columns: i
         read_folded=taps,
         W=columns,
         KY=weights.shape[0],
-        BAND=THREADS + weights.shape[0] - 1,
+        BAND=THREADS * ROWS + weights.shape[0] - 1,
+        BAND_WORDS=(THREADS * ROWS + weights.shape[0] - 1) * columns,
         FOLDED=folded(weights, columns),
-        PITCH=columns | 1,
     )
 
 
@@ -138,17 +144,18 @@ def narrow_kernel(weights: np.ndarray, memory: str, columns: int):
 
 
 def narrow_launch(kernel, d_image, weights: np.ndarray, output: launch.Output, to_host: bool):
-    """The Launch of filter_narrow over the h x W image: a block for every THREADS rows."""
+    """The Launch of filter_narrow over the h x W image: a block for every THREADS x ROWS rows."""
     h, columns = d_image.shape
-    threads = Narrow(columns).threads
+    layout = Narrow(columns)
     d_folded = cuda.to_device(folded(weights, columns))  # a 'constant' kernel ignores it
     return launch.single(
         kernel,
-        launch.grid_1d(h, threads),
-        threads,
-        d_image,
+        launch.grid_1d(h, layout.threads * layout.rows),
+        layout.threads,
+        d_image.reshape(h * columns),
         d_folded,
-        output.device,
+        output.device.reshape(h * columns),
+        h,
         out=output,
         to_host=to_host,
     )
@@ -156,7 +163,8 @@ def narrow_launch(kernel, d_image, weights: np.ndarray, output: launch.Output, t
 
 SIGNATURES = {  # the instances filter2d launches with the 5x5 Gaussian, either memory
     narrow_kernel(GAUSSIAN_5, memory, columns): [
-        f"void({image}, float32[:, :, ::1], float32[:, ::1])" for image in IMAGE_TYPES
+        f"void({np.dtype(image).name}[::1], float32[:, :, ::1], float32[::1], int64)"
+        for image in IMAGE_DTYPES
     ]
     for memory in ("constant", "global")
     for columns in range(2, MAX_COLUMNS + 1)

@@ -1,8 +1,9 @@
 """Lesson 04's filter_narrow: images of 2 to 4 columns, the filter folded onto them.
 
 The folding is checked in NumPy on hundreds of filters and widths; the kernel runs in the
-simulator on images crossing a block's 128 rows, float32 and uint8, from constant and global
-memory, against lesson 04's float64 reference and its tolerance.
+simulator on images of 1 to 130 rows (one block, clamped at both ends) and of three blocks (the
+middle one inside the image), float32 and uint8, from constant and global memory, against
+lesson 04's float64 reference and its tolerance.
 """
 
 import numpy as np
@@ -35,7 +36,7 @@ def test_the_folded_filter_is_the_clamped_filter(ky, kx, columns, seed):
 
 
 @pytest.mark.parametrize("columns", [2, 3, 4])
-@pytest.mark.parametrize("rows", [1, 2, 130])  # 130: two blocks of 128 rows, the last short
+@pytest.mark.parametrize("rows", [1, 2, 130])  # one block, its threads past the image idle
 def test_narrow_images_match_the_reference(rng, rows, columns):
     for memory, dtype, (ky, kx) in [
         ("constant", np.float32, (5, 5)),
@@ -74,3 +75,16 @@ def test_the_module_kernel_is_the_tuned_filter_on_three_columns():
     prepared = fast.filter2d.prepare(np.ones((9, 3), np.float32), filters.GAUSSIAN_5)
     assert [step.kernel for step in prepared.steps] == [narrow.filter_narrow]
     assert prepared.steps[0].grid == 1 and prepared.steps[0].block == narrow.THREADS
+
+
+def test_a_block_inside_the_image_copies_its_band_as_one_run(rng):
+    """3 blocks of THREADS x ROWS rows: the middle one lies inside the image (no clamp)."""
+    rows = 2 * narrow.THREADS * narrow.ROWS + 50
+    image = rng.random((rows, 3), dtype=np.float32) + 0.5
+    weights = random_filter(rng, 5, 5)
+    prepared = fast.filter2d.prepare(image, weights)
+    assert prepared.steps[0].grid == 3
+    got = fast.filter2d(image, weights)
+    np.testing.assert_allclose(
+        got, reference.reference(image, weights), rtol=0, atol=reference.tolerance(image, weights)
+    )
