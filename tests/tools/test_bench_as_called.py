@@ -112,3 +112,28 @@ def test_the_host_cost_table_runs_every_size_of_a_family_and_a_reduction():
     table = report.host_table(Bench("sim", "", "tiny", names, 0.0, host_costs=costs))
     rows = [line.split()[:2] for line in table.splitlines()[2:]]
     assert rows == [[c.kernel, c.size] for c in costs]
+
+
+@pytest.mark.parametrize(
+    "samples, calls, retaken",
+    [
+        ([[1.0, 1.1, 1.2]], 1, False),  # steady: one run
+        ([[1.0, 3.0, 2.0], [1.0, 1.05, 1.1]], 2, True),  # a disturbance: taken again, the steadier
+        ([[1.0, 1.1, 1.2, 1.25], [1.0, 3.0]], 1, False),
+        ([[1.0, 2.0], [1.0, 4.0]], 2, True),  # both unsteady: the first, less so
+    ],
+)
+def test_unsteady_samples_are_taken_again_once(monkeypatch, samples, calls, retaken):
+    given = iter(samples)
+    made = []
+
+    def benchmark(launch, **options):
+        made.append(options)
+        return Timing("t", next(given), 8, HOST_SYNC, {})
+
+    monkeypatch.setattr(run.timing, "benchmark", benchmark)
+    got = run.steady(lambda: None, name="t", method=HOST_SYNC)
+    assert len(made) == calls and all(o == {"name": "t", "method": HOST_SYNC} for o in made)
+    assert got.extra.get("retaken", False) == retaken
+    spreads = [max(s) / min(s) for s in samples[:calls]]
+    assert max(got.samples_ms) / min(got.samples_ms) == min(spreads)

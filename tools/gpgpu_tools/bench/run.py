@@ -5,7 +5,8 @@ inputs made on the device, the output poisoned, one checked run of the fast wrap
 compared with NumPy (data.py says where), then on a GPU two clocks: `timing.benchmark` of the
 same Launch and of CuPy's counterpart (CUDA events: the GPU's time), and the wrapper and CuPy
 called as a user calls them, back to back (host clock + synchronize: what a user gets; a
-reduction returns a Python number). The host-cost table times one call of every family's
+reduction returns a Python number), each timing taken again once if its samples are unsteady
+(`steady`). The host-cost table times one call of every family's
 wrapper at three sizes beside its prepare(), its Launch, a bare ``kernel[grid, block](...)``
 of the same steps, and CuPy. In the simulator nothing is timed: the sweep is tiny and every
 kernel is checked on its edges.
@@ -33,6 +34,24 @@ RTOL = 1e-5  # a float32 sum or dot of positive numbers, against the float64 one
 HOST_CHECK = 2**26  # reductions up to this length are checked on the host; beyond, with CuPy
 CHUNK = 2**24  # elements per float64 partial sum of a reference
 CALLS = 200  # calls per sample of a host cost (fewer than the launch queue holds)
+UNSTEADY = 1.3  # samples whose slowest is this much above the fastest are taken again (steady)
+
+
+def steady(launch, **options):
+    """timing.benchmark(launch, **options), taken again once if its samples are unsteady: the
+    steadier of the two.
+
+    A disturbance on a shared machine (seen on a lent H100: a few samples at 2-6x, decaying)
+    would otherwise decide a shape's ratio to CuPy; every timing of the bench, ours and CuPy's,
+    goes through here, and a retaken one says so in its `extra`.
+    """
+    first = timing.benchmark(launch, **options)
+    if max(first.samples_ms) <= UNSTEADY * min(first.samples_ms):
+        return first
+    second = timing.benchmark(launch, **options)
+    chosen = min((first, second), key=lambda t: max(t.samples_ms) / min(t.samples_ms))
+    chosen.extra["retaken"] = True
+    return chosen
 
 
 def cupy_module():
@@ -235,8 +254,8 @@ def run_case(family: Family, case: shapes.Case, cp, progress: Progress) -> list[
             else:
                 result.ok, result.check = check_elementwise(kernel, inputs, out, seed)
             if runtime.MODE == runtime.GPU:
-                result.fast = timing.benchmark(prepared, name=kernel.name, bytes_moved=nbytes)
-                result.called = timing.benchmark(
+                result.fast = steady(prepared, name=kernel.name, bytes_moved=nbytes)
+                result.called = steady(
                     user_call(kernel, inputs, out, family.reduction),
                     name=f"{kernel.name}, called",
                     bytes_moved=nbytes,
@@ -249,10 +268,8 @@ def run_case(family: Family, case: shapes.Case, cp, progress: Progress) -> list[
             try:
                 counterpart = kernel.cupy(cp, *(cp.asarray(a) for a in inputs))
                 if counterpart is not None:
-                    result.cupy = timing.benchmark(
-                        counterpart, name=kernel.cupy_name, bytes_moved=nbytes
-                    )
-                    result.cupy_called = timing.benchmark(
+                    result.cupy = steady(counterpart, name=kernel.cupy_name, bytes_moved=nbytes)
+                    result.cupy_called = steady(
                         cupy_call(kernel, family, cp, inputs),
                         name=f"{kernel.cupy_name}, called",
                         bytes_moved=nbytes,
