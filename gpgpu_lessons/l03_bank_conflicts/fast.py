@@ -21,7 +21,7 @@ to 40 rows or columns): threads over the OUTPUT's elements, each read from its p
 (neighbouring threads' reads fall in the same few cache lines, which L1 and L2 merge), all loads
 before any store, 32-bit index arithmetic. `transpose_gather` (few rows) writes runs of out seen
 flat, with one division per thread; `transpose_gather_columns` (few columns) gives a block whole
-columns of out, no division at all.
+columns of out, no division at all, and reads a's rows in loads of up to 16 bytes.
 
 `copy_wide` is the copy with the same tiling, accesses and block order: the ceiling. The kernels
 read their sizes from module constants, like the textbook ones; `kernel_for` compiles a copy of
@@ -244,6 +244,9 @@ FLAT_INDEX_BYTES = 2**31
 # gpgpu_lessons/recorded/tuning/thin_transpose-<gpu>.json.
 GATHER_ROWS, GATHER_RUNS = 40, (2, 4)
 GATHER_COLUMNS, COLUMNS_PER_THREAD = 40, 8
+# transpose_gather_columns reads COLUMNS_VEC neighbours of a row of `a` with one load (up to 16
+# bytes: 4 float32), where the row length and alignment allow (`columns_vec`); as written, 1.
+COLUMNS_VEC = 1
 FLAT_MIN_BYTES = 2**20
 
 
@@ -296,19 +299,22 @@ def transpose_gather(a_flat, out_flat, h, w, dq, dr):
 @cuda.jit
 def transpose_gather_columns(a, out, shift):
     """Few columns: a block writes out[:, c0:c0 + 2**shift], each element read from a (L1 hits)."""
-    held = cuda.local.array(FLAT_PER_THREAD, a.dtype)  # registers
+    held = cuda.local.array((FLAT_PER_THREAD, COLUMNS_VEC), a.dtype)  # registers
     w, h = out.shape
     c0, mask = INDEX(INDEX(cuda.blockIdx.x) << shift), INDEX((1 << shift) - 1)
     for k in range(FLAT_PER_THREAD):  # all loads first: the block reads a[c0:c0 + 2**shift, :]
         e = INDEX(cuda.threadIdx.x + k * cuda.blockDim.x)
-        x, c = INDEX(e >> shift), INDEX(c0 + (e & mask))
-        if x < w and c < h:
-            held[k] = a[c, x]
+        x, c = INDEX((e >> shift) * COLUMNS_VEC), INDEX(c0 + (e & mask))
+        if x < w and c < h:  # COLUMNS_VEC neighbours of row c, one load (w is a multiple)
+            row = load_vector(a, (c, x), COLUMNS_VEC)
+            for v in range(COLUMNS_VEC):
+                held[k, v] = row[v]
     for k in range(FLAT_PER_THREAD):  # a warp writes a run of a row of out
         e = INDEX(cuda.threadIdx.x + k * cuda.blockDim.x)
-        x, c = INDEX(e >> shift), INDEX(c0 + (e & mask))
+        x, c = INDEX((e >> shift) * COLUMNS_VEC), INDEX(c0 + (e & mask))
         if x < w and c < h:
-            out[x, c] = held[k]
+            for v in range(COLUMNS_VEC):
+                out[INDEX(x + v), c] = held[k, v]
 
 
 @functools.cache
@@ -328,16 +334,26 @@ def gather_kernel(per_thread: int, vec: int, index_bits: int):
 
 
 @functools.cache
-def columns_kernel(per_thread: int, index_bits: int):
-    """transpose_gather_columns for these elements per thread and index width, compiled once."""
-    if (per_thread, index_bits) == (FLAT_PER_THREAD, 32):
+def columns_kernel(per_thread: int, index_bits: int, vec: int = 1):
+    """transpose_gather_columns for these loads per thread, index width and elements per load."""
+    if (per_thread, index_bits, vec) == (FLAT_PER_THREAD, 32, COLUMNS_VEC):
         return transpose_gather_columns
     return specialise(
         transpose_gather_columns,
-        f"transpose_gather_columns_x{per_thread}_i{index_bits}",
+        f"transpose_gather_columns_x{per_thread}_vec{vec}_i{index_bits}",
         INDEX=uint32 if index_bits == 32 else int64,
         FLAT_PER_THREAD=per_thread,
+        COLUMNS_VEC=vec,
     )
+
+
+def columns_vec(d_a, vec: int = 4) -> int:
+    """The most neighbours of a row of d_a, up to vec and 16 bytes, that one load can read:
+    the row length a multiple of them, d_a aligned to their bytes (so every row is)."""
+    w, itemsize = d_a.shape[1], d_a.dtype.itemsize
+    while vec > 1 and (vec * itemsize > 16 or w % vec or not launch.aligned(d_a, vec * itemsize)):
+        vec //= 2
+    return vec
 
 
 @functools.cache
@@ -478,13 +494,15 @@ def _gather_launch(d_a, o, to_host, per_thread: int, vec: int) -> launch.Launch:
     return launch.single(kernel, grid, FLAT_THREADS, *args, out=o, to_host=to_host)
 
 
-def _columns_launch(d_a, o, to_host, per_thread: int) -> launch.Launch:
-    """transpose_gather_columns: blocks of 2**shift whole columns of out, per_thread a thread."""
+def _columns_launch(d_a, o, to_host, per_thread: int, vec: int = 1) -> launch.Launch:
+    """transpose_gather_columns: blocks of 2**shift whole columns of out, per_thread loads of
+    vec elements a thread (vec: a divisor of the row length, d_a aligned to vec elements)."""
     h, w = d_a.shape
-    shift = max(0, (FLAT_THREADS * per_thread // w).bit_length() - 1)  # w << shift fits a block
-    if w > FLAT_THREADS * per_thread:
-        raise ValueError(f"{w} columns do not fit {FLAT_THREADS} x {per_thread} elements a block")
-    kernel = columns_kernel(per_thread, 32 if d_a.nbytes < FLAT_INDEX_BYTES else 64)
+    loads = w // vec  # a row of a: its loads
+    shift = max(0, (FLAT_THREADS * per_thread // loads).bit_length() - 1)  # fits a block
+    if loads > FLAT_THREADS * per_thread:
+        raise ValueError(f"{w} columns do not fit {FLAT_THREADS} x {per_thread} loads a block")
+    kernel = columns_kernel(per_thread, 32 if d_a.nbytes < FLAT_INDEX_BYTES else 64, vec)
     grid = launch.grid_1d(h, 1 << shift)
     return launch.single(kernel, grid, FLAT_THREADS, d_a, o.device, shift, out=o, to_host=to_host)
 
@@ -525,7 +543,7 @@ def transpose(a, *, out=None):
         vec = gather_vec(o.device, d_a.dtype.itemsize, GATHER_RUNS[1])
         return _gather_launch(d_a, o, to_host, GATHER_RUNS[0], vec)
     if kernel == "gather_columns":
-        return _columns_launch(d_a, o, to_host, COLUMNS_PER_THREAD)
+        return _columns_launch(d_a, o, to_host, COLUMNS_PER_THREAD, columns_vec(d_a))
     return (_thin_launch if kernel == "thin" else _tiled_launch)(d_a, o, to_host)
 
 
@@ -590,10 +608,10 @@ def _thin_case(shape, kernel, per_thread, vec):
     o = launch.Output(cuda.device_array(d_a.shape[::-1], d_a.dtype), given=True)
     if kernel == "gather":
         built = _gather_launch(d_a, o, False, per_thread, vec)
-    elif kernel == "gather_columns" and vec == 1:
-        built = _columns_launch(d_a, o, False, per_thread)
+    elif kernel == "gather_columns" and columns_vec(d_a, vec) == vec:
+        built = _columns_launch(d_a, o, False, per_thread, vec)
     elif kernel == "gather_columns":
-        raise ValueError("the gather_columns kernel moves one element per access: vec 1")
+        raise ValueError(f"rows of {d_a.shape[1]} elements take no loads of {vec}")
     elif (per_thread, vec) != (1, 1):
         raise ValueError(f"the {kernel} kernel takes no per_thread or vec: timed at 1, 1")
     else:
@@ -605,7 +623,8 @@ def _rule(shape: str) -> dict:
     """What transpose() runs on a THIN_SHAPES entry (float32, aligned), as THIN_TUNING names it."""
     h, w = (int(side) for side in shape.split(" x "))
     kernel = chosen_kernel(h, w, 4 * h * w)
-    runs = {"gather": GATHER_RUNS, "gather_columns": (COLUMNS_PER_THREAD, 1)}.get(kernel, (1, 1))
+    columns = (COLUMNS_PER_THREAD, max(v for v in (1, 2, 4) if w % v == 0))  # float32, aligned
+    runs = {"gather": GATHER_RUNS, "gather_columns": columns}.get(kernel, (1, 1))
     return {"kernel": kernel, "per_thread": runs[0], "vec": runs[1]}
 
 
@@ -653,7 +672,11 @@ SIGNATURES = {
     # as written (no wrapper takes its 8 runs of 1): the tuning's float32 alone
     transpose_gather: ["void(float32[::1], float32[::1], int64, int64, int64, int64)"],
     transpose_gather_columns: _signatures(DTYPES),
-    **{columns_kernel(COLUMNS_PER_THREAD, bits): _signatures(DTYPES) for bits in (32, 64)},
+    **{  # loads of 4 elements: 16 bytes of a 4-byte type
+        columns_kernel(COLUMNS_PER_THREAD, bits, vec): _signatures(DTYPES if vec < 4 else FOUR_BYTE)
+        for bits in (32, 64)
+        for vec in (1, 2, 4)
+    },
     kernel_for(8, 2, 2): _signatures(DTYPES),  # tests: small tiles
     kernel_for(8, 2, 4): _signatures(FOUR_BYTE),
     kernel_for(8, 4, 2, 0, False): _signatures(DTYPES),

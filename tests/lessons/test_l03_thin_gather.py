@@ -48,7 +48,7 @@ def test_the_wrapper_gathers_thin_matrices_of_every_dtype(dtype):
         expected = (
             fast.gather_kernel(fast.GATHER_RUNS[0], vec, 32)
             if h <= w
-            else fast.columns_kernel(fast.COLUMNS_PER_THREAD, 32)
+            else fast.columns_kernel(fast.COLUMNS_PER_THREAD, 32, fast.columns_vec(step.args[0]))
         )
         assert step.kernel is expected
         got = fast.transpose(a)
@@ -169,7 +169,11 @@ def test_every_kernel_the_wrapper_launches_is_registered(monkeypatch):
             monkeypatch.setattr(launch, "aligned", lambda d, nbytes, limit=limit: nbytes <= limit)
             chosen = fast.gather_vec(None, itemsize, fast.GATHER_RUNS[1])
             launched |= {fast.gather_kernel(fast.GATHER_RUNS[0], chosen, bits) for bits in (32, 64)}
-    launched |= {fast.columns_kernel(fast.COLUMNS_PER_THREAD, bits) for bits in (32, 64)}
+    launched |= {
+        fast.columns_kernel(fast.COLUMNS_PER_THREAD, bits, vec)
+        for bits in (32, 64)
+        for vec in (1, 2, 4)
+    }
     assert launched <= registered
     assert {fast.transpose_gather, fast.transpose_gather_columns} <= registered
 
@@ -201,5 +205,18 @@ def test_tuning_cases_transpose(kernel, per_thread, vec):
 def test_tuning_cases_refuse_what_a_kernel_does_not_take():
     with pytest.raises(ValueError, match="takes no per_thread or vec"):
         fast._thin_case("3 x 20971521", "thin", 2, 1)
-    with pytest.raises(ValueError, match="vec 1"):
+    with pytest.raises(ValueError, match="rows of 3 elements take no loads of 2"):
         fast._thin_case("20971521 x 3", "gather_columns", 8, 2)
+
+
+@pytest.mark.parametrize("dtype", fast.DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("h, w", [(37, 4), (9, 8), (130, 40), (5, 2), (11, 6)])
+def test_gather_columns_reads_rows_in_loads_of_neighbours(dtype, h, w):
+    """Up to 16 bytes of a row a load where w allows; a slice off the boundary takes fewer."""
+    a = random((h + 1, w), dtype, seed=h + w)
+    for d_a in (cuda.to_device(a[1:]), cuda.to_device(a)[1:]):  # aligned, then off by one row
+        vec = fast.columns_vec(d_a)
+        assert w % vec == 0 and vec * a.itemsize <= 16
+        o = poisoned_output(a[1:])
+        fast._columns_launch(d_a, o, False, 2, vec)()
+        np.testing.assert_array_equal(o.device.copy_to_host(), a[1:].T)
