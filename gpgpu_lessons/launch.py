@@ -268,7 +268,7 @@ class Output:
     device: Any
     host: np.ndarray | None = None  # a NumPy `out=` to copy the result into
     given: bool = False  # the caller passed out=
-    mapped: Any = None  # the HostNumber `device` is (scalar_output): read, not copied
+    mapped: Any = None  # the HostNumber whose array `device` is (scalar_output): read, no copy
 
 
 def device_output(

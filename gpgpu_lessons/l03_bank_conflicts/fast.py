@@ -347,11 +347,19 @@ def columns_kernel(per_thread: int, index_bits: int, vec: int = 1):
     )
 
 
+def row_vec(w: int, itemsize: int, vec: int = 4) -> int:
+    """The most neighbours, up to vec and 16 bytes, that a row of w elements is a multiple of."""
+    while vec > 1 and (vec * itemsize > 16 or w % vec):
+        vec //= 2
+    return vec
+
+
 def columns_vec(d_a, vec: int = 4) -> int:
     """The most neighbours of a row of d_a, up to vec and 16 bytes, that one load can read:
-    the row length a multiple of them, d_a aligned to their bytes (so every row is)."""
-    w, itemsize = d_a.shape[1], d_a.dtype.itemsize
-    while vec > 1 and (vec * itemsize > 16 or w % vec or not launch.aligned(d_a, vec * itemsize)):
+    row_vec's, d_a aligned to their bytes (so every row is)."""
+    itemsize = d_a.dtype.itemsize
+    vec = row_vec(d_a.shape[1], itemsize, vec)
+    while vec > 1 and not launch.aligned(d_a, vec * itemsize):
         vec //= 2
     return vec
 
@@ -623,7 +631,7 @@ def _rule(shape: str) -> dict:
     """What transpose() runs on a THIN_SHAPES entry (float32, aligned), as THIN_TUNING names it."""
     h, w = (int(side) for side in shape.split(" x "))
     kernel = chosen_kernel(h, w, 4 * h * w)
-    columns = (COLUMNS_PER_THREAD, max(v for v in (1, 2, 4) if w % v == 0))  # float32, aligned
+    columns = (COLUMNS_PER_THREAD, row_vec(w, 4))  # float32, aligned: row_vec is columns_vec
     runs = {"gather": GATHER_RUNS, "gather_columns": columns}.get(kernel, (1, 1))
     return {"kernel": kernel, "per_thread": runs[0], "vec": runs[1]}
 
