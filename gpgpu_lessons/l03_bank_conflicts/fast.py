@@ -21,14 +21,16 @@ to 40 rows or columns): threads over the OUTPUT's elements, each read from its p
 (neighbouring threads' reads fall in the same few cache lines, which L1 and L2 merge), all loads
 before any store, 32-bit index arithmetic. `transpose_gather` (few rows) writes runs of out seen
 flat, with one division per thread; `transpose_gather_columns` (few columns) gives a block whole
-columns of out, no division at all, and reads a's rows in loads of up to 16 bytes.
+columns of out, no division at all, and reads a's rows in loads of up to 16 bytes. Faster still
+from 5 to 64 columns of 4-byte elements, `staged.transpose_staged_columns` reads a block's rows
+as one run of 16-byte loads and stages them in shared memory.
 
 `copy_wide` is the copy with the same tiling, accesses and block order: the ceiling. The kernels
 read their sizes from module constants, like the textbook ones; `kernel_for` compiles a copy of
 them with other constants (another tiling to tune, one access per element for odd shapes), each
 with its own name. `transpose` picks the fastest kernel that applies (`chosen_kernel`: wide
-accesses need even sides and aligned arrays; thin matrices take the gather or thin kernels) and
-takes 4- and 8-byte elements, complex64 included.
+accesses need even sides and aligned arrays; thin matrices take the gather, staged or thin
+kernels) and takes 4- and 8-byte elements, complex64 included.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .. import hardware, launch, runtime
 from ..device.index import at
 from ..device.vector import load_vector, store_vector
 from ..specialise import python_function, specialise
+from . import staged
 
 FOUR_BYTE = (np.float32, np.int32, np.uint32)
 EIGHT_BYTE = (np.float64, np.int64, np.uint64, np.complex64)
@@ -533,10 +536,13 @@ def _tiled_launch(d_a, o, to_host) -> launch.Launch:
     return _wide_launch(d_a, o, to_host, block, PLAIN_VEC, PAD, None, transpose=True)
 
 
-def chosen_kernel(h: int, w: int, nbytes: int) -> str:
-    """The kernel transpose() runs on an h x w matrix of nbytes: gather(_columns), thin, tiled."""
+def chosen_kernel(h: int, w: int, nbytes: int, dtype=np.float32, aligned: bool = True) -> str:
+    """The kernel transpose() runs on an h x w matrix of nbytes of dtype (aligned: to 16 bytes):
+    gather, staged, gather_columns, thin or tiled."""
     if nbytes >= FLAT_MIN_BYTES and h <= w and h <= GATHER_ROWS:
         return "gather"
+    if nbytes >= FLAT_MIN_BYTES and w < h and aligned and staged.fits(w, dtype, nbytes):
+        return "staged"
     if nbytes >= FLAT_MIN_BYTES and w < h and w <= GATHER_COLUMNS:
         return "gather_columns"
     return "thin" if min(h, w) < FEW else "tiled"
@@ -546,7 +552,9 @@ def chosen_kernel(h: int, w: int, nbytes: int) -> str:
 def transpose(a, *, out=None):
     """Transpose any 2-D array of 4- or 8-byte elements with the fastest kernel that applies."""
     d_a, o, to_host = _checked(a, out, transpose=True)
-    kernel = chosen_kernel(*d_a.shape, d_a.nbytes)
+    kernel = chosen_kernel(*d_a.shape, d_a.nbytes, d_a.dtype, staged.aligned(d_a))
+    if kernel == "staged":
+        return staged.staged_launch(d_a, o, to_host)
     if kernel == "gather":
         vec = gather_vec(o.device, d_a.dtype.itemsize, GATHER_RUNS[1])
         return _gather_launch(d_a, o, to_host, GATHER_RUNS[0], vec)
@@ -623,7 +631,8 @@ def _thin_case(shape, kernel, per_thread, vec):
     elif (per_thread, vec) != (1, 1):
         raise ValueError(f"the {kernel} kernel takes no per_thread or vec: timed at 1, 1")
     else:
-        built = (_thin_launch if kernel == "thin" else _tiled_launch)(d_a, o, False)
+        launches = {"thin": _thin_launch, "tiled": _tiled_launch, "staged": staged.staged_launch}
+        built = launches[kernel](d_a, o, False)
     return built, 2 * d_a.nbytes
 
 
@@ -640,7 +649,7 @@ THIN_TUNING = {
     "family": "thin_transpose",
     "space": {
         "shape": THIN_SHAPES,
-        "kernel": ["thin", "tiled", "gather", "gather_columns"],
+        "kernel": ["thin", "tiled", "gather", "gather_columns", "staged"],
         "per_thread": [1, 2, 4, 8, 16],
         "vec": [1, 2, 4],
     },

@@ -12,7 +12,7 @@ import pytest
 from numba import cuda
 
 from gpgpu_lessons import launch
-from gpgpu_lessons.l03_bank_conflicts import fast
+from gpgpu_lessons.l03_bank_conflicts import fast, staged
 
 FEW_ROWS = [(1, 37), (2, 41), (3, 29), (5, 13), (7, 31), (40, 3)]
 FEW_COLUMNS = [(37, 1), (41, 2), (29, 3), (13, 5), (31, 7), (3, 40)]
@@ -144,14 +144,21 @@ def test_bad_runs_are_refused():
         (fast.GATHER_ROWS, 10**6, 2**28, "gather"),
         (fast.GATHER_ROWS + 1, 10**6, 2**28, "tiled"),
         (10**6, 1, 2**22, "gather_columns"),
-        (10**6, fast.GATHER_COLUMNS, 2**28, "gather_columns"),
-        (10**6, fast.GATHER_COLUMNS + 1, 2**28, "tiled"),
+        (10**6, 4, 2**24, "gather_columns"),
+        (10**6, fast.GATHER_COLUMNS, 2**28, "staged"),  # float32, aligned: staged.fits
+        (10**6, staged.COLUMNS[1], 2**28, "staged"),
+        (10**6, staged.COLUMNS[1] + 1, 2**28, "tiled"),
         (3, 100, 1200, "gather"),  # FLAT_MIN_BYTES is 0 here
         (777, 80973, 2**28, "tiled"),
     ],
 )
 def test_the_rule_by_shape(h, w, nbytes, kernel):
     assert fast.chosen_kernel(h, w, nbytes) == kernel
+
+
+def test_columns_the_staged_kernel_cannot_move_are_gathered():
+    assert fast.chosen_kernel(10**6, fast.GATHER_COLUMNS, 2**28, np.float64) == "gather_columns"
+    assert fast.chosen_kernel(10**6, fast.GATHER_COLUMNS, 2**28, aligned=False) == "gather_columns"
 
 
 def test_small_matrices_stay_on_the_thin_kernels(monkeypatch):
@@ -184,18 +191,20 @@ def test_the_tuning_space_times_every_kernel_on_every_thin_shape():
         tuning["space"]["shape"]
     )
     assert {"62914561 x 1", "1 x 62914561", "80973 x 777"} <= set(tuning["space"]["shape"])
-    assert set(tuning["space"]["kernel"]) == {"thin", "tiled", "gather", "gather_columns"}
+    assert set(tuning["space"]["kernel"]) == {"thin", "tiled", "gather", "gather_columns", "staged"}
     chosen = tuning["chosen"]["kernel"]
     assert chosen["3 x 20971521"] == "gather" and chosen["20971521 x 3"] == "gather_columns"
+    assert chosen["1572865 x 40"] == "staged"
     assert chosen["80973 x 777"] == "tiled"
 
 
 @pytest.mark.parametrize(
     "kernel, per_thread, vec",
-    [("gather", 2, 4), ("gather_columns", 8, 1), ("thin", 1, 1)],
+    [("gather", 2, 4), ("gather_columns", 8, 1), ("thin", 1, 1), ("staged", 1, 1)],
 )
 def test_tuning_cases_transpose(kernel, per_thread, vec):
-    shape = "20971521 x 3" if kernel == "gather_columns" else "3 x 20971521"
+    shapes = {"gather_columns": "20971521 x 3", "staged": "1572865 x 40"}
+    shape = shapes.get(kernel, "3 x 20971521")
     built, nbytes = fast._thin_case(shape, kernel, per_thread, vec)
     a = fast._thin_matrix(shape).copy_to_host()
     assert nbytes == 2 * a.nbytes
