@@ -599,7 +599,8 @@ TUNING = {
 # Thin shapes of THIN_ELEMENTS + a few float32 (240 MiB, well above L2; the simulator divides
 # the long side by THIN_SCALE), issue 25's among them, and the kernels that could move them:
 # "thin" (transpose_few_rows/columns), "tiled" (the wide path), "gather" (per_thread runs of
-# vec elements a thread) and "gather_columns" (per_thread elements a thread, vec 1)
+# vec elements a thread), "gather_columns" (per_thread loads of vec elements a thread) and
+# "staged" (staged.transpose_staged_columns)
 THIN_ELEMENTS = 60 * 2**20
 THIN_SIDES = (1, 2, 3, 5, 8, 16, 24, 31, 40, 64, 128)
 THIN_SHAPES = [

@@ -87,7 +87,7 @@ def aligned(d_a) -> bool:
 
 
 def staged_launch(d_a, o, to_host) -> launch.Launch:
-    """transpose_staged_columns over d_a (see `takes`), into Output o."""
+    """transpose_staged_columns over d_a (`fits` and `aligned` say which), into Output o."""
     if not (fits(d_a.shape[1], d_a.dtype, d_a.nbytes) and aligned(d_a)):
         raise ValueError(
             f"the staged transpose takes {COLUMNS[0]} to {COLUMNS[1]} columns of a 4-byte type, "
