@@ -362,11 +362,12 @@ def bench_section(bench: bench_record.Bench, path: Path, run: Run | None) -> lis
     if run is not None and "03_bank_conflicts/textbook_8192" in run.experiments:
         lesson = run.ceiling("03_bank_conflicts/textbook_8192")
         higher = 100 * (lesson.gbs / bench.ceiling.gbs - 1)
+        side = "higher" if higher >= 0 else "lower"
         lines += [
             "",
             f"The bench's own device copy ran at {gbs(bench.ceiling)}, lesson 03's at "
-            f"{gbs(lesson)}: the bench's ratios to the copy read {higher:.0f} % higher than they "
-            "would against lesson 03's copy.",
+            f"{gbs(lesson)}: the bench's ratios to the copy read {abs(higher):.0f} % {side} than "
+            "they would against lesson 03's copy.",
         ]
     return lines
 
