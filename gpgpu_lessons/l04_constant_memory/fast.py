@@ -9,8 +9,9 @@ GAUSSIAN_5, and the Tile TILE. Five tricks, each explained where it is used:
    value read from shared memory once per column and used for up to ROWS outputs;
 3. all loads first: a thread issues every global load of its part of the tile before its first
    shared-memory store, so they are all in flight at once;
-4. an interior fast path: blocks wholly inside the image skip every clamp and bounds test, and
-   indices are unsigned (device.index.at) so Numba adds no negative-index wraparound;
+4. an interior fast path: blocks whose columns lie inside the image skip every column clamp and
+   bounds test (rows are clamped only in the top and bottom rows of tiles), and indices are
+   unsigned (device.index.at) so Numba adds no negative-index wraparound;
 5. the layout fits the image: `plan` picks the tile's shape for the image's (below), in an edge
    block a thread skips the rows and columns that lie outside the image, and a wide grid only a
    few tiles high walks down its columns (block_position).
@@ -54,7 +55,7 @@ class Tile(NamedTuple):
     threads_y: int = 4
     rows: int = 4  # output rows per thread, one below the other
     cols: int = 4  # output columns per thread, threads_x apart (less halo per output)
-    fast_interior: bool = True  # blocks inside the image skip every clamp and bounds test
+    fast_interior: bool = True  # blocks whose columns are inside skip the column clamps
 
 
 # The fastest shape of TUNING["space"] (5x5 Gaussian from constant memory) over the lesson's
@@ -137,17 +138,17 @@ def last_pass_clamp(k, i, passes, n):
 
 
 @cuda.jit(device=True, inline="always")
-def load_tile(image, tile, y0, x0, clamped):
-    """tile[r, c] = image[y0 + r, x0 + c] (float32), clamped to the image only if `clamped`."""
+def load_tile(image, tile, y0, x0, clamp_rows, clamp_cols):
+    """tile[r, c] = image[y0 + r, x0 + c] (float32); rows, columns clamped to the image if asked."""
     h, w = image.shape
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     staged = cuda.local.array((PASSES_Y, PASSES_X), float32)
     for i in range(PASSES_Y):  # every load first, with no branch between them,
         r = last_pass_clamp(ty + i * THREADS_Y, i, PASSES_Y, TILE_H)  # so all are in flight
-        row = image[clamp(y0 + r, h) if clamped else at(y0 + r)]
+        row = image[clamp(y0 + r, h) if clamp_rows else at(y0 + r)]
         for j in range(PASSES_X):  # coalesced: a warp reads neighbours of one row
             c = last_pass_clamp(tx + j * THREADS_X, j, PASSES_X, TILE_W)
-            staged[i, j] = float32(row[clamp(x0 + c, w) if clamped else at(x0 + c)])
+            staged[i, j] = float32(row[clamp(x0 + c, w) if clamp_cols else at(x0 + c)])
     for i in range(PASSES_Y):  # then the stores
         for j in range(PASSES_X):
             r = last_pass_clamp(ty + i * THREADS_Y, i, PASSES_Y, TILE_H)
@@ -156,14 +157,16 @@ def load_tile(image, tile, y0, x0, clamped):
 
 
 @cuda.jit(device=True, inline="always")
-def filter_tile(tile, taps, out, y0, x0, clamped):
-    """This thread's ROWS x COLS outputs from the tile; bounds tests only if `clamped`."""
+def filter_tile(tile, taps, out, y0, x0, clamp_rows, clamp_cols):
+    """This thread's ROWS x COLS outputs from the tile; bounds tests where rows or columns are
+    clamped."""
+    h, w = out.shape
     top = cuda.threadIdx.y * ROWS
-    if clamped and y0 + KY // 2 + top >= out.shape[0]:
+    if clamp_rows and y0 + KY // 2 + top >= h:
         return  # an edge thread whose rows are all below the image: nothing to make
     for col in range(COLS):
         left = cuda.threadIdx.x + col * THREADS_X
-        if clamped and x0 + KX // 2 + left >= out.shape[1]:
+        if clamp_cols and x0 + KX // 2 + left >= w:
             return  # this column, and those right of it, are outside the image
         acc = cuda.local.array(ROWS, float32)  # constant indices once unrolled: registers
         for k in range(ROWS):
@@ -177,7 +180,7 @@ def filter_tile(tile, taps, out, y0, x0, clamped):
                     acc[k] += taps[dy, dx] * column[k + dy]
         for k in range(ROWS):
             y, x = y0 + KY // 2 + top + k, x0 + KX // 2 + left
-            if not clamped or (y < out.shape[0] and x < out.shape[1]):
+            if (not clamp_rows or y < h) and (not clamp_cols or x < w):
                 out[at(y)][at(x)] = acc[k]
 
 
@@ -211,14 +214,15 @@ def filter_tiled(image, weights, out, first_block_row):
     x0 = block_col * OUT_W - KX // 2  # where tile[0, 0] is (may be outside)
     y0 = (first_block_row + block_row) * OUT_H - KY // 2  # a tall image: several launches
     h, w = image.shape
-    if FAST_INTERIOR and y0 >= 0 and x0 >= 0 and y0 + TILE_H <= h and x0 + TILE_W <= w:
-        load_tile(image, tile, y0, x0, False)  # an interior block: no clamps, no tests
+    rows_outside = y0 < 0 or y0 + TILE_H > h  # the top or bottom row of tiles
+    if FAST_INTERIOR and x0 >= 0 and x0 + TILE_W <= w:  # columns inside: no column clamps,
+        load_tile(image, tile, y0, x0, rows_outside, False)  # no column tests
         cuda.syncthreads()
-        filter_tile(tile, taps, out, y0, x0, False)
-    else:  # a border block
-        load_tile(image, tile, y0, x0, True)
+        filter_tile(tile, taps, out, y0, x0, rows_outside, False)
+    else:  # a block at the left or right border
+        load_tile(image, tile, y0, x0, True, True)
         cuda.syncthreads()
-        filter_tile(tile, taps, out, y0, x0, True)
+        filter_tile(tile, taps, out, y0, x0, True, True)
 
 
 # ---- the same kernel for other filters, memories and tile shapes -----------------------------
@@ -295,7 +299,7 @@ def _checked_kernel(weights: np.ndarray, memory: str, tile: Tile):
 def line(tile: Tile) -> Tile:
     """tile's threads in one row, each making its rows x cols outputs side by side in one row."""
     threads = tile.threads_x * tile.threads_y
-    return Tile(threads, 1, 1, tile.rows * tile.cols, tile.fast_interior)
+    return tile._replace(threads_x=threads, threads_y=1, rows=1, cols=tile.rows * tile.cols)
 
 
 # Flat tiles: as tall as the image up to 5 rows, then the tile's rows. The bench records the
@@ -313,7 +317,20 @@ def flat(tile: Tile, h: int) -> Tile:
     """tile's threads in one row, each making h rows if h <= 5, else tile's rows."""
     threads = tile.threads_x * tile.threads_y
     rows = h if h <= FLAT_EXACT_ROWS else tile.rows
-    return Tile(threads, 1, rows, tile.cols, tile.fast_interior)
+    return tile._replace(threads_x=threads, threads_y=1, rows=rows)
+
+
+# Short images, 6 rows to SHORT_TILES tiles high: one row of tiles as tall as the image (rounded
+# up to the tile's rows of threads), each thread making more or fewer rows than TILE's. On an
+# NVIDIA H100 the 5x5 filter of 17 x N (odd N) ran at 0.53x the device copy with TILE (two rows
+# of tiles, the second making one row) and at 0.83x with 5 rows a thread (2026-11-27, one-off
+# run); the bench records the choice on 7 x N and 17 x N.
+SHORT_TILES = 2
+
+
+def short(tile: Tile, h: int) -> Tile:
+    """tile with as many rows per thread as one row of tiles needs to span an image h rows high."""
+    return tile._replace(rows=-(-h // tile.threads_y))
 
 
 def tall(tile: Tile, w: int) -> Tile:
@@ -323,7 +340,7 @@ def tall(tile: Tile, w: int) -> Tile:
     across = math.gcd(threads, 8)
     cols = -(-w // across)
     cols = cols if cols <= TALL_COLUMNS_PER_THREAD else 1
-    return Tile(across, threads // across, tile.rows, cols, tile.fast_interior)
+    return tile._replace(threads_x=across, threads_y=threads // across, cols=cols)
 
 
 class Plan(NamedTuple):
@@ -353,9 +370,10 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
     1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
     row: clamped to the image, every filter row reads its one row (N x 1: every column its
     one column), so summing them is the same filter (the bench: 1 x N, N x 1). 2 to 4 columns:
-    filter_narrow (`narrow`). Otherwise `tile`, unless it would compute more than twice the
-    image's outputs: then the one of tile, `flat` and `tall` that computes the fewest outside
-    it. Each tile is filter_tiled with other constants.
+    filter_narrow (`narrow`). Otherwise the one that computes the fewest outputs outside the
+    image (the first on a tie) of `tile`, `short` if the image is 6 to 2 tiles' rows high, and
+    `flat` and `tall` if tile would compute more than twice the image's outputs. Each tile is
+    filter_tiled with other constants.
     """
     h, w = shape
     if h == 1 or w == 1:
@@ -364,10 +382,13 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
             return Plan(line(tile), folded[np.newaxis], (1, h * w))
     if 2 <= w <= narrow.MAX_COLUMNS:
         return Plan(narrow.Narrow(w), weights, (h, w))
-    if efficiency(shape, weights.shape, tile) >= 0.5:
-        return Plan(tile, weights, (h, w))
-    tiles = [t for t in (tile, flat(tile, h), tall(tile, w)) if fits(weights.shape, t)]
-    best = max(tiles, key=lambda t: efficiency(shape, weights.shape, t))  # tile on a tie
+    layouts = [tile]
+    if FLAT_EXACT_ROWS < h <= SHORT_TILES * tile.threads_y * tile.rows:
+        layouts.append(short(tile, h))
+    if efficiency(shape, weights.shape, tile) < 0.5:
+        layouts += [flat(tile, h), tall(tile, w)]
+    fitting = [t for t in layouts if fits(weights.shape, t)]
+    best = max(fitting, key=lambda t: efficiency(shape, weights.shape, t))  # the first on a tie
     return Plan(best, weights, (h, w))
 
 
@@ -379,7 +400,10 @@ def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) ->
     flats = [flat(tile, h) for h in range(shortest, FLAT_EXACT_ROWS + 2)]
     widest = TALL_COLUMNS_PER_THREAD * 8 + 1  # every width tall() tells apart
     talls = [tall(tile, w) for w in range(narrow.MAX_COLUMNS + 1, widest + 1)]
-    layouts = dict.fromkeys([tile, *talls, *flats])
+    tallest = SHORT_TILES * tile.threads_y * tile.rows  # the short layouts plan picks:
+    wide = [plan((h, 2**20), weights, tile).tile for h in range(FLAT_EXACT_ROWS + 1, tallest + 1)]
+    shorts = [t for t in wide if t != tile]  # (a tie keeps tile)
+    layouts = dict.fromkeys([tile, *talls, *flats, *shorts])
     configs = [(weights, t) for t in layouts if fits(weights.shape, t)]
     configs += [(p.weights, p.tile) for p in lines if isinstance(p.tile, Tile)]
     tiled = [_checked_kernel(w, memory, t) for w, t in configs]

@@ -1,8 +1,9 @@
 """Lesson 04's fast filter on every shape (issue 15): the tile that fits the image, checked.
 
 `fast.plan` lays the bulk tile's threads out to fit the image: a line for 1 x N and N x 1 (the
-filter folded into one row), a flat tile as tall as a short image, or a tall one 4 or 8
-columns wide, where the bulk tile would compute more than twice the image. Hundreds of shapes
+filter folded into one row), one row of tiles as tall as an image 6 to 2 tiles' rows high, a
+flat tile as tall as an image of up to 5 rows, or a tall one 4 or 8 columns wide, where the bulk
+tile would compute more than twice the image. Hundreds of shapes
 per test check the plans themselves (Python and NumPy, no kernel); the kernels run on fewer,
 small enough for the simulator: thin and edge-only images (smaller than one tile) with small
 tiles, against lesson 04's float64 reference and its tolerance.
@@ -109,11 +110,15 @@ def test_a_plan_never_computes_more_than_the_bulk_tile(h, w, tile):
         assert planned.tile == fast.line(tile) and planned.shape == (1, h * w)
         return
     assert planned.shape == (h, w) and planned.weights is weights
-    assert planned.tile in (tile, fast.flat(tile, h), fast.tall(tile, w))
+    assert planned.tile in (tile, fast.short(tile, h), fast.flat(tile, h), fast.tall(tile, w))
     bulk = fast.efficiency((h, w), weights.shape, tile)
     chosen = fast.efficiency((h, w), weights.shape, planned.tile)
     assert chosen >= bulk
-    assert planned.tile == tile or bulk < 0.5  # the bulk tile unless it wastes over half
+    short = fast.FLAT_EXACT_ROWS < h <= fast.SHORT_TILES * tile.threads_y * tile.rows
+    if planned.tile == fast.short(tile, h) != tile:  # one row of tiles, as tall as the image
+        assert short and chosen > bulk
+    else:
+        assert planned.tile == tile or bulk < 0.5  # the bulk tile unless it wastes over half
 
 
 @settings(max_examples=300, deadline=None)
@@ -130,12 +135,13 @@ def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
 
 def test_the_tuned_filter_registers_its_layouts():
     """TILE, its line (the folded filter), its tall tiles 8 across making 1 to 5 columns a
-    thread, flat ones of 2 to 5 rows, filter_narrow for 2 to 4 columns: only what plan picks
-    (each layout costs tests/test_ptx.py a compilation)."""
+    thread, flat ones of 2 to 5 rows, short ones of 2, 3 and 5 to 7 rows a thread, filter_narrow
+    for 2 to 4 columns: only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 5 + 4 + 3
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 5 + 4 + 5 + 3
     assert all(kernel in {**fast.SIGNATURES, **narrow.SIGNATURES} for kernel in kernels)
     assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5}
+    assert {fast.short(fast.TILE, h).rows for h in range(6, 33)} == set(range(2, 9))
     talls = {fast.tall(fast.TILE, w)[:4] for w in range(5, 100)}
     assert talls == {(8, 16, 4, cols) for cols in range(1, 6)}
     assert fast.tall(fast.TILE, 40).cols == 5 and fast.tall(fast.TILE, 41).cols == 1
@@ -144,6 +150,8 @@ def test_the_tuned_filter_registers_its_layouts():
 
 BENCH_H200 = bench_shapes.matrices(4 * 62914560 // 4, mod16=False)  # the H200's full sweep
 BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "flat", "N x 3": "narrow"}
+BENCH_LAYOUTS.update({"7 x N": "short", "17 x N": "short"})  # one row of tiles
+BENCH_LAYOUTS.update({"N x 7": "tall", "N x 17": "tall"})  # 8 across: 1 or 3 columns a thread
 BENCH_LAYOUTS["N x 40"] = "tall"  # 8 across, 5 columns a thread: one tile spans the width
 
 
@@ -154,6 +162,7 @@ def test_the_bench_shapes_get_a_layout_that_fits(shape, label):
     layouts = {
         "line": fast.line(fast.TILE),
         "flat": fast.flat(fast.TILE, shape[0]),
+        "short": fast.short(fast.TILE, shape[0]),
         "tall": fast.tall(fast.TILE, shape[1]),
         "narrow": narrow.Narrow(shape[1]),
         "bulk": fast.TILE,
@@ -220,6 +229,8 @@ def test_thin_and_edge_only_images_match_the_reference(shape, tile, memory, dtyp
         ((2, 129), fast.flat(fast.TILE, 2)),
         ((9, 2), narrow.Narrow(2)),
         ((17, 6), fast.tall(fast.TILE, 8)),
+        ((7, 260), fast.short(fast.TILE, 7)),  # one row of tiles, rows clamped; the middle
+        ((17, 300), fast.short(fast.TILE, 17)),  # block's columns are inside the image
     ],
 )
 def test_the_tuned_filter_on_thin_images(rng, shape, layout):

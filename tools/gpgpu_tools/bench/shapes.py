@@ -8,8 +8,8 @@ simulator shapes (its `tiny`).
 On a GPU every array of a 2-D family or of the copy holds at least `L2_FACTOR` times the L2
 cache (runtime.device_info().l2_bytes), so HBM, not the cache, is measured: a power-of-two
 shape like the lessons', odd sides, primes, sides that are 2 mod 4, or 4 and 12 mod 16 (rows
-of no whole number of 16-byte words), thin matrices (777 x N, N x 777, and 3 or 40 rows or
-columns, fewer than one tile), 1 x N and N x 1, and
+of no whole number of 16-byte words), thin matrices (777 x N, N x 777, and 3, 7, 17 or 40
+rows or columns: fewer than one tile, or one and a row), 1 x N and N x 1, and
 RGB images (H x W x 3). Sum and dot run from 2^16 to 2^30 elements (as far as a quarter of the free
 memory allows), with the sizes the issue measured (10^6, 3 x 10^6, 10^7) and an odd one.
 `small` is a quick look: fewer shapes, and sums up to 2^26.
@@ -31,7 +31,7 @@ SWEEPS = ("vectors", "matrices", "images", "sums")  # the kinds of shapes a fami
 L2_FACTOR = {"full": 4, "small": 2}  # inputs hold at least this many times the L2 cache
 DEFAULT_L2 = 50 * 2**20  # when the device does not say
 THIN = 777  # the short side of the thin matrices (the issue's 777 x 12345)
-FEW = (3, 40)  # short sides below one tile: matrices of a few rows or columns
+FEW = (3, 7, 17, 40)  # short sides below one tile, or one and a row: a few rows or columns
 REDUCTION_POWERS = {"full": range(16, 31), "small": range(16, 27, 2)}
 REDUCTION_EXTRA = {"full": (10**6, 3 * 10**6, 10**7, 2**25 + 3), "small": (10**6,)}
 
