@@ -309,8 +309,13 @@ FLAT_EXACT_ROWS = 5
 # up to 40 columns (a tile narrower than the image re-reads its neighbours' halo columns from L2
 # in part-used sectors); wider images, one column a thread. The bench records the choice on
 # N x 40 (0.88x the device copy on an H100, where one column a thread made 0.72x); the widths
-# not chosen are not recorded.
+# not chosen are not recorded. A tile that spans the image in 1 or 2 columns a thread (up to 16
+# columns) makes twice the tile's rows: a thread's 4 or 8 outputs paid for too little of the
+# tile's loads. On an NVIDIA H100, 2026-11-27, one-off runs, 4 rows -> 8: N x 7 0.60x -> 0.72x,
+# N x 8 0.68x -> 0.82x, N x 12 0.65x -> 0.76x, N x 16 0.83x -> 0.93x; with 3 or more columns,
+# 8 rows gained on N x 24 and N x 40 and lost on N x 20, 31 and 33. The bench records N x 7.
 TALL_COLUMNS_PER_THREAD = 5
+TALL_DEEP_COLUMNS = 2
 
 
 def flat(tile: Tile, h: int) -> Tile:
@@ -335,12 +340,15 @@ def short(tile: Tile, h: int) -> Tile:
 
 def tall(tile: Tile, w: int) -> Tile:
     """tile's threads 8 across, the others down, each making tile's rows in up to 5 columns:
-    as many as one tile needs to span an image w columns wide, if it can, else one."""
+    as many as one tile needs to span an image w columns wide, if it can, else one; twice the
+    rows where one tile spans the image in 1 or 2 columns a thread."""
     threads = tile.threads_x * tile.threads_y
     across = math.gcd(threads, 8)
     cols = -(-w // across)
-    cols = cols if cols <= TALL_COLUMNS_PER_THREAD else 1
-    return tile._replace(threads_x=across, threads_y=threads // across, cols=cols)
+    rows = 2 * tile.rows if cols <= TALL_DEEP_COLUMNS else tile.rows
+    if cols > TALL_COLUMNS_PER_THREAD:
+        cols, rows = 1, tile.rows
+    return tile._replace(threads_x=across, threads_y=threads // across, rows=rows, cols=cols)
 
 
 class Plan(NamedTuple):

@@ -135,15 +135,17 @@ def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
 
 def test_the_tuned_filter_registers_its_layouts():
     """TILE, its line (the folded filter), its tall tiles 8 across making 1 to 5 columns a
-    thread, flat ones of 2 to 5 rows, short ones of 2, 3 and 5 to 7 rows a thread, filter_narrow
-    for 2 to 4 columns: only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
+    thread (8 rows a thread in 1 or 2 columns where one tile spans the image), flat ones of 2
+    to 5 rows, short ones of 2, 3 and 5 to 7 rows a thread, filter_narrow for 2 to 4 columns:
+    only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 5 + 4 + 5 + 3
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 6 + 4 + 5 + 3
     assert all(kernel in {**fast.SIGNATURES, **narrow.SIGNATURES} for kernel in kernels)
     assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5}
     assert {fast.short(fast.TILE, h).rows for h in range(6, 33)} == set(range(2, 9))
     talls = {fast.tall(fast.TILE, w)[:4] for w in range(5, 100)}
-    assert talls == {(8, 16, 4, cols) for cols in range(1, 6)}
+    assert talls == {(8, 16, 8, 1), (8, 16, 8, 2), *((8, 16, 4, cols) for cols in (1, 3, 4, 5))}
+    assert fast.tall(fast.TILE, 16).rows == 8 and fast.tall(fast.TILE, 17).rows == 4
     assert fast.tall(fast.TILE, 40).cols == 5 and fast.tall(fast.TILE, 41).cols == 1
     assert narrow.filter_narrow in kernels  # N x 3 with the 5x5 Gaussian: as written
 
