@@ -179,25 +179,19 @@ def execute(wheel_dir: Path, out: Path, only: list[str], skip_tests: bool, timeo
                 "tests.log",
             )
         )
-    profiling = "gpgpu_lessons.l03_bank_conflicts.profiling"
+    notebooks = [
+        notebook
+        for notebook in sorted((ROOT / "notebooks").glob("*.ipynb"))
+        if not only or any(notebook.name.startswith(prefix) for prefix in only)
+    ]
+    profiling = "gpgpu_lessons.l03_bank_conflicts.profiling"  # lesson 03's counters: with it
     if (ROOT / (profiling.replace(".", "/") + ".py")).exists():
-        steps.append(("profiler counters (ncu)", [python, "-m", profiling], "profiling.log"))
-    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        if not only or any(notebook.name.startswith(prefix) for prefix in only):
-            steps.append(
-                (
-                    f"notebook {notebook.name}",
-                    [
-                        python,
-                        "-m",
-                        "gpgpu_tools.gpurun",
-                        "notebook",
-                        str(notebook),
-                        str(work / "notebooks" / notebook.name),
-                    ],
-                    f"{notebook.stem}.log",
-                )
-            )
+        if any(notebook.name.startswith("03_") for notebook in notebooks):
+            steps.append(("profiler counters (ncu)", [python, "-m", profiling], "profiling.log"))
+    for notebook in notebooks:
+        page = str(work / "notebooks" / notebook.name)
+        run = [python, "-m", "gpgpu_tools.gpurun", "notebook", str(notebook), page]
+        steps.append((f"notebook {notebook.name}", run, f"{notebook.stem}.log"))
     summary: list = []
     for name, command, log in steps:
         _step(name, command, env, work / log, summary, timeout)
