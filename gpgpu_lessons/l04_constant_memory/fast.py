@@ -21,9 +21,11 @@ Any other filter, memory or tile shape is the same code compiled with other cons
 (`gpgpu_lessons.specialise`: each copy is a kernel of its own, with its own name).
 `filter2d` uses that to fit the tile to the image (`plan`): TILE's threads in one row for 1 x N
 and N x 1 (the 5x5 filter folded into 1x5: the clamp makes its rows, or columns, read the same
-pixels), `narrow.filter_narrow` for 2 to 4 columns (the filter folded onto them), and a flat
-tile (as tall as an image of up to 5 rows) or a tall one (as wide as an image of up to 40
-columns) where TILE would compute more than twice the image. TILE is chosen by
+pixels), `narrow.filter_narrow` for 2 to 4 columns (the filter folded onto them),
+`band.filter_band` for 5 to 80 columns (whole rows staged, a thread a column of outputs) unless a
+tall tile spans the image exactly, and a flat tile (as tall as an image of up to 5 rows) or a
+tall one (as wide as an image of up to 40 columns) where TILE would compute more than twice the
+image. TILE is chosen by
 `python -m gpgpu_tools.tune tiled_filter` (gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
 the bench records each layout on the shapes it serves (`python -m gpgpu_tools.bench --record`,
 gpgpu_lessons/recorded/bench/<gpu>.json); the times of the layouts not chosen are not recorded.
@@ -42,7 +44,7 @@ from numba import cuda, float32, int64
 from .. import launch, runtime
 from ..device.index import at, clamp
 from ..specialise import specialise
-from . import checks, narrow
+from . import band, checks, narrow
 from .filters import GAUSSIAN_5, LAPLACIAN
 
 MEMORIES = ("global", "constant")
@@ -307,13 +309,13 @@ def line(tile: Tile) -> Tile:
 FLAT_EXACT_ROWS = 5
 # Tall tiles: 8 threads across, each making up to 5 columns, so that one tile spans an image of
 # up to 40 columns (a tile narrower than the image re-reads its neighbours' halo columns from L2
-# in part-used sectors); wider images, one column a thread. The bench records the choice on
-# N x 40 (0.88x the device copy on an H100, where one column a thread made 0.72x); the widths
-# not chosen are not recorded. A tile that spans the image in 1 or 2 columns a thread (up to 16
-# columns) makes twice the tile's rows: a thread's 4 or 8 outputs paid for too little of the
-# tile's loads. On an NVIDIA H100, 2026-11-27, one-off runs, 4 rows -> 8: N x 7 0.60x -> 0.72x,
-# N x 8 0.68x -> 0.82x, N x 12 0.65x -> 0.76x, N x 16 0.83x -> 0.93x; with 3 or more columns,
-# 8 rows gained on N x 24 and N x 40 and lost on N x 20, 31 and 33. The bench records N x 7.
+# in part-used sectors); wider images, one column a thread. plan gives TILE's tall tiles only
+# the widths they span exactly (8, 16, 24, 32, 40): band.filter_band takes the others (band.py).
+# A tile that spans the image in 1 or 2 columns a thread makes twice the tile's rows: a thread's
+# 4 outputs paid for too little of the tile's loads. On an NVIDIA H100, 2026-11-27, one-off
+# runs, 4 rows -> 8: N x 8 0.68x -> 0.82x the device copy, N x 16 0.83x -> 0.93x; with 3 or
+# more columns, 8 rows gained on N x 24 and N x 40 and lost on N x 20, 31 and 33. The bench
+# records N x 40 (one column a thread made 0.72x there); the widths not chosen are not recorded.
 TALL_COLUMNS_PER_THREAD = 5
 TALL_DEEP_COLUMNS = 2
 
@@ -354,7 +356,7 @@ def tall(tile: Tile, w: int) -> Tile:
 class Plan(NamedTuple):
     """What filter2d launches on one image: the tile, the filter and the shape the kernel sees."""
 
-    tile: Tile | narrow.Narrow  # Narrow: filter_narrow, a thread a row
+    tile: Tile | narrow.Narrow | band.Band  # Narrow: filter_narrow; Band: filter_band
     weights: np.ndarray  # the filter, or for a line its rows (1 x N) or columns (N x 1) summed
     shape: tuple[int, int]  # the image's shape, or (1, N) for an image of one row or column
 
@@ -378,10 +380,12 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
     1 x N or N x 1: a `line` tile on the image seen as 1 x N, with the filter folded into one
     row: clamped to the image, every filter row reads its one row (N x 1: every column its
     one column), so summing them is the same filter (the bench: 1 x N, N x 1). 2 to 4 columns:
-    filter_narrow (`narrow`). Otherwise the one that computes the fewest outputs outside the
-    image (the first on a tie) of `tile`, `short` if the image is 6 to 2 tiles' rows high, and
-    `flat` and `tall` if tile would compute more than twice the image's outputs. Each tile is
-    filter_tiled with other constants.
+    filter_narrow (`narrow`). 5 to 80 columns: filter_band (`band`), unless `tall` spans the
+    image with no column outside it (its threads reuse each tile value across their columns).
+    Otherwise the one that computes the fewest outputs outside the image (the first on a tie)
+    of `tile`, `short` if the image is 6 to 2 tiles' rows high, and `flat` and `tall` if tile
+    would compute more than twice the image's outputs. Each tile is filter_tiled with other
+    constants.
     """
     h, w = shape
     if h == 1 or w == 1:
@@ -390,6 +394,9 @@ def plan(shape, weights: np.ndarray, tile: Tile = TILE) -> Plan:
             return Plan(line(tile), folded[np.newaxis], (1, h * w))
     if 2 <= w <= narrow.MAX_COLUMNS:
         return Plan(narrow.Narrow(w), weights, (h, w))
+    spans = tall(tile, w).threads_x * tall(tile, w).cols == w  # every tall column inside
+    if band.MIN_COLUMNS <= w <= band.MAX_COLUMNS and not spans and band.fits(weights.shape):
+        return Plan(band.LAYOUT, weights, (h, w))
     layouts = [tile]
     if FLAT_EXACT_ROWS < h <= SHORT_TILES * tile.threads_y * tile.rows:
         layouts.append(short(tile, h))
@@ -416,7 +423,8 @@ def launched_kernels(weights, *, memory: str = "constant", tile: Tile = TILE) ->
     configs += [(p.weights, p.tile) for p in lines if isinstance(p.tile, Tile)]
     tiled = [_checked_kernel(w, memory, t) for w, t in configs]
     narrows = [narrow.narrow_kernel(weights, memory, w) for w in range(2, narrow.MAX_COLUMNS + 1)]
-    return tuple(dict.fromkeys([*tiled, *narrows]))
+    bands = [band.band_kernel(weights, memory)] if band.fits(weights.shape) else []
+    return tuple(dict.fromkeys([*tiled, *narrows, *bands]))
 
 
 @launch.op
@@ -431,6 +439,9 @@ def filter2d(image, weights, *, memory: str = "constant", tile: Tile = TILE, out
     if isinstance(chosen.tile, narrow.Narrow):
         kernel = narrow.narrow_kernel(weights, memory, chosen.tile.columns)
         return narrow.narrow_launch(kernel, d_image, weights, output, to_host)
+    if isinstance(chosen.tile, band.Band):
+        kernel = band.band_kernel(weights, memory, chosen.tile)
+        return band.band_launch(kernel, d_image, weights, output, to_host, chosen.tile)
     c = constants(chosen.tile, chosen.weights.shape)
     d_weights = cuda.to_device(chosen.weights)  # a 'constant' kernel ignores its argument
     args = (d_image.reshape(chosen.shape), d_weights, output.device.reshape(chosen.shape))
@@ -480,8 +491,8 @@ NOTEBOOK_INSTANCES = (  # the instances the notebook runs
     tiled_kernel(GAUSSIAN_5, tile=CLAMPS_EVERYWHERE),
     tiled_kernel(LAPLACIAN),
 )
-SIGNATURES = {  # filter_tiled first; filter_narrow's instances: narrow.SIGNATURES
+SIGNATURES = {  # filter_tiled first; filter_narrow's and filter_band's: their modules'
     kernel: [f"void({image}, float32[:, ::1], float32[:, ::1], int64)" for image in IMAGES]
     for kernel in (*launched_kernels(WEIGHTS), *NOTEBOOK_INSTANCES)
-    if kernel not in narrow.SIGNATURES
+    if kernel not in {**narrow.SIGNATURES, **band.SIGNATURES}
 }

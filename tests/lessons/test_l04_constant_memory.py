@@ -230,11 +230,12 @@ WRAPPERS = {
 def test_tall_and_wide_images_run_in_bands_that_fit_the_grid(rng, monkeypatch, name):
     """On a GPU an N x 1 image needs more than 65535 blocks along y: the wrappers launch bands.
 
-    The fast wrapper filters N x 1 as 1 x N (one launch); its tall images of 5 columns and more
-    still run in bands (2 to 4 columns: filter_narrow, one launch along x)."""
+    The fast wrapper filters N x 1 as 1 x N (one launch); its tall tiles still run in bands
+    (2 to 4 columns: filter_narrow, 5 to 80 filter_band, unless a tall tile spans the image
+    exactly, as 8 columns: one launch along x)."""
     wrapper, kwargs = WRAPPERS[name]
     monkeypatch.setattr(launch, "MAX_GRID_YZ", 2)
-    for shape in ((41, 1), (1, 41), (41, 5)):  # 2 or 3 bands, the last one short
+    for shape in ((41, 1), (1, 41), (41, 8)):  # 2 or 3 bands, the last one short
         image = image_of(rng, shape)
         prepared = wrapper.prepare(image, filters.GAUSSIAN_5, **kwargs)
         assert all(step.grid[1] <= 2 for step in prepared.steps)

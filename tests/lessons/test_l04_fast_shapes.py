@@ -1,9 +1,10 @@
 """Lesson 04's fast filter on every shape (issue 15): the tile that fits the image, checked.
 
 `fast.plan` lays the bulk tile's threads out to fit the image: a line for 1 x N and N x 1 (the
-filter folded into one row), one row of tiles as tall as an image 6 to 2 tiles' rows high, a
-flat tile as tall as an image of up to 5 rows, or a tall one 4 or 8 columns wide, where the bulk
-tile would compute more than twice the image. Hundreds of shapes
+filter folded into one row), filter_narrow for 2 to 4 columns, filter_band for 5 to 80 unless a
+tall tile spans the image exactly, one row of tiles as tall as an image 6 to 2 tiles' rows
+high, a flat tile as tall as an image of up to 5 rows, or a tall one, where the bulk tile would
+compute more than twice the image. Hundreds of shapes
 per test check the plans themselves (Python and NumPy, no kernel); the kernels run on fewer,
 small enough for the simulator: thin and edge-only images (smaller than one tile) with small
 tiles, against lesson 04's float64 reference and its tolerance.
@@ -16,10 +17,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
-from gpgpu_lessons.l04_constant_memory import fast, filters, narrow, reference
+from gpgpu_lessons.l04_constant_memory import band, fast, filters, narrow, reference
 from gpgpu_lessons.l04_constant_memory.fast import Tile
 
 SIDES = st.integers(1, 80)
+REGISTERED = {**fast.SIGNATURES, **narrow.SIGNATURES, **band.SIGNATURES}  # test_ptx compiles
 LONG_SIDES = st.one_of(SIDES, st.integers(1, 10**8))  # plans only: no image is allocated
 SMALL_TILES = st.builds(  # 1 to 16 threads, few outputs each: seconds in the simulator
     Tile,
@@ -66,6 +68,9 @@ def simulated_threads(shape, weights, tile):
     planned = fast.plan(shape, weights, tile)
     if isinstance(planned.tile, narrow.Narrow):
         return fast.launch.blocks_for(shape[0], planned.tile.threads) * planned.tile.threads
+    if isinstance(planned.tile, band.Band):
+        rows = band.block_rows(planned.tile, weights.shape[0], shape[1])
+        return fast.launch.blocks_for(shape[0], rows) * planned.tile.threads
     c = fast.constants(planned.tile, planned.weights.shape)
     rows, columns = planned.shape
     blocks = fast.launch.blocks_for(rows, c["OUT_H"]) * fast.launch.blocks_for(columns, c["OUT_W"])
@@ -103,6 +108,12 @@ def test_a_plan_never_computes_more_than_the_bulk_tile(h, w, tile):
         assert 2 <= w <= narrow.MAX_COLUMNS and planned.tile.columns == w and h > 1
         assert narrow.narrow_kernel(weights, "constant", w) in fast.launched_kernels(weights)
         return
+    if isinstance(planned.tile, band.Band):  # 5 to 80 columns: test_l04_band.py
+        assert band.MIN_COLUMNS <= w <= band.MAX_COLUMNS and h > 1 and planned.weights is weights
+        spans = fast.tall(tile, w)
+        assert spans.threads_x * spans.cols != w  # a tall tile that spans the image keeps it
+        assert band.band_kernel(weights, "constant") in fast.launched_kernels(weights, tile=tile)
+        return
     assert fast.fits(planned.weights.shape, planned.tile)
     kernel = fast.tiled_kernel(planned.weights, tile=planned.tile)
     assert kernel in fast.launched_kernels(weights, tile=tile)  # what SIGNATURES would list
@@ -128,19 +139,22 @@ def test_every_kernel_the_tuned_filter_launches_is_registered(h, w):
     planned = fast.plan((h, w), filters.GAUSSIAN_5, fast.TILE)
     if isinstance(planned.tile, narrow.Narrow):
         kernel = narrow.narrow_kernel(planned.weights, "constant", planned.tile.columns)
+    elif isinstance(planned.tile, band.Band):
+        kernel = band.band_kernel(planned.weights, "constant", planned.tile)
     else:
         kernel = fast.tiled_kernel(planned.weights, tile=planned.tile)
-    assert kernel in {**fast.SIGNATURES, **narrow.SIGNATURES}
+    assert kernel in REGISTERED
 
 
 def test_the_tuned_filter_registers_its_layouts():
     """TILE, its line (the folded filter), its tall tiles 8 across making 1 to 5 columns a
     thread (8 rows a thread in 1 or 2 columns where one tile spans the image), flat ones of 2
-    to 5 rows, short ones of 2, 3 and 5 to 7 rows a thread, filter_narrow for 2 to 4 columns:
-    only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
+    to 5 rows, short ones of 2, 3 and 5 to 7 rows a thread, filter_narrow for 2 to 4 columns,
+    filter_band: only what plan picks (each layout costs tests/test_ptx.py a compilation)."""
     kernels = fast.launched_kernels(filters.GAUSSIAN_5)
-    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 6 + 4 + 5 + 3
-    assert all(kernel in {**fast.SIGNATURES, **narrow.SIGNATURES} for kernel in kernels)
+    assert kernels[0] is fast.filter_tiled and len(kernels) == 1 + 1 + 6 + 4 + 5 + 3 + 1
+    assert all(kernel in REGISTERED for kernel in kernels)
+    assert band.filter_band in kernels
     assert {fast.flat(fast.TILE, h).rows for h in range(2, 100)} == {2, 3, 4, 5}
     assert {fast.short(fast.TILE, h).rows for h in range(6, 33)} == set(range(2, 9))
     talls = {fast.tall(fast.TILE, w)[:4] for w in range(5, 100)}
@@ -153,7 +167,7 @@ def test_the_tuned_filter_registers_its_layouts():
 BENCH_H200 = bench_shapes.matrices(4 * 62914560 // 4, mod16=False)  # the H200's full sweep
 BENCH_LAYOUTS = {"1 x N": "line", "N x 1": "line", "3 x N": "flat", "N x 3": "narrow"}
 BENCH_LAYOUTS.update({"7 x N": "short", "17 x N": "short"})  # one row of tiles
-BENCH_LAYOUTS.update({"N x 7": "tall", "N x 17": "tall"})  # 8 across: 1 or 3 columns a thread
+BENCH_LAYOUTS.update({"N x 7": "band", "N x 17": "band"})  # whole rows, a thread a column
 BENCH_LAYOUTS["N x 40"] = "tall"  # 8 across, 5 columns a thread: one tile spans the width
 
 
@@ -167,10 +181,12 @@ def test_the_bench_shapes_get_a_layout_that_fits(shape, label):
         "short": fast.short(fast.TILE, shape[0]),
         "tall": fast.tall(fast.TILE, shape[1]),
         "narrow": narrow.Narrow(shape[1]),
+        "band": band.LAYOUT,
         "bulk": fast.TILE,
     }
     assert planned.tile == layouts[BENCH_LAYOUTS.get(label, "bulk")]
-    if isinstance(planned.tile, narrow.Narrow):  # a thread a row: nothing outside the image
+    assert type(planned.tile) is type(layouts[BENCH_LAYOUTS.get(label, "bulk")])
+    if not isinstance(planned.tile, Tile):  # a thread a row or a column: nothing outside
         return
     assert fast.efficiency(planned.shape, planned.weights.shape, planned.tile) >= 0.6
     if BENCH_LAYOUTS.get(label) == "line":
@@ -230,7 +246,8 @@ def test_thin_and_edge_only_images_match_the_reference(shape, tile, memory, dtyp
         ((7, 1), fast.line(fast.TILE)),
         ((2, 129), fast.flat(fast.TILE, 2)),
         ((9, 2), narrow.Narrow(2)),
-        ((17, 6), fast.tall(fast.TILE, 8)),
+        ((17, 6), band.LAYOUT),
+        ((17, 8), fast.tall(fast.TILE, 8)),
         ((7, 260), fast.short(fast.TILE, 7)),  # one row of tiles, rows clamped; the middle
         ((17, 300), fast.short(fast.TILE, 17)),  # block's columns are inside the image
     ],
@@ -240,16 +257,15 @@ def test_the_tuned_filter_on_thin_images(rng, shape, layout):
     image = image_of(rng, shape)
     prepared = fast.filter2d.prepare(image, filters.GAUSSIAN_5)
     assert fast.plan(shape, filters.GAUSSIAN_5).tile == layout
-    registered = {**fast.SIGNATURES, **narrow.SIGNATURES}
-    assert [step.kernel in registered for step in prepared.steps] == [True]
+    assert [step.kernel in REGISTERED for step in prepared.steps] == [True]
     assert_filtered(poisoned_run(image, filters.GAUSSIAN_5), image, filters.GAUSSIAN_5)
 
 
 @pytest.mark.parametrize("tiles_high, walks", [(2, True), (5, False)])
 def test_a_wide_grid_walks_down_its_columns_only_when_few_tiles_high(rng, tiles_high, walks):
     """2 to 4 tiles high, blocks walk down the tile columns; 5, along the rows: both correct."""
-    tile = Tile(4, 1, 1, 1)  # 4 threads, one output each: a 2 x 11 or 5 x 11 grid
-    image = image_of(rng, (tiles_high, 41))
+    tile = Tile(4, 1, 1, 1)  # 4 threads, one output each: a 2 x 22 or 5 x 22 grid
+    image = image_of(rng, (tiles_high, 85))  # (5 to 80 columns: filter_band)
     assert fast.plan(image.shape, filters.GAUSSIAN_5, tile).tile == tile
     assert (tiles_high <= fast.WALK_MAX_TILES_HIGH) == walks
     assert_filtered(poisoned_run(image, filters.GAUSSIAN_5, tile=tile), image, filters.GAUSSIAN_5)
