@@ -139,7 +139,7 @@ def record(key: str, data: dict) -> Path | None:
     }
     content["experiments"][key] = data
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(content, indent=1) + "\n")
+    path.write_text(json.dumps(content, indent=1, ensure_ascii=False) + "\n")
     return path
 
 

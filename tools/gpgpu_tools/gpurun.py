@@ -224,7 +224,7 @@ def _merge_results(target: Path, fresh: dict) -> None:
     if target.exists():
         kept = json.loads(target.read_text())
         fresh["experiments"] = {**kept["experiments"], **fresh["experiments"]}
-    target.write_text(json.dumps(fresh, indent=1) + "\n")
+    target.write_text(json.dumps(fresh, indent=1, ensure_ascii=False) + "\n")
 
 
 def unpack(archive: Path) -> None:
