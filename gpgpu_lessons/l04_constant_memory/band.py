@@ -74,12 +74,12 @@ def block_rows(layout: Band, ky: int, w: int) -> int:
 # 5x5 Gaussian from constant memory, with the layout LAYOUT. Units of 8 rows: a unit's 12 band
 # rows give 8 outputs (1.5 shared loads an output). A warp's units span several groups of rows,
 # whose reads fall on the same banks for some widths; rows of even length get a float of
-# padding. On an NVIDIA H100 (2026-11-28, one-off runs, 5x5 Gaussian, ratio to CuPy's copy),
-# N x 5 to N x 40: 0.81-0.89x, where the tall tiles made 0.51-0.80x (N x 8, 16, 24, 40, which
-# they span exactly, aside); N x 41 to N x 80 0.84-0.93x, where TILE made 0.63-0.77x (at 88
-# columns and more, TILE is faster: 0.84x against 0.80x). Units of 5
-# rows made 0.65-0.91x; no padding made 0.59x on N x 8 (bank conflicts) and up to 0.96x on
-# others; 3 units a thread, 2 units of 256 threads, or units of 7 rows, no better.
+# padding. On an NVIDIA H100 (2026-11-28, one-off runs, 5x5 Gaussian, ratio to CuPy's copy):
+# N x 5 to N x 80 at 0.82-0.93x, where the tiles made 0.51-0.80x (aside from N x 8, 16, 24
+# and 40, which the tall tiles span exactly: 0.80-0.92x there); at 88 columns and more TILE is
+# faster (0.84x against 0.80x). Units of 5 rows made 0.65-0.91x; no padding made 0.59x on N x 8
+# (bank conflicts) and up to 0.96x on others; 3 units a thread, 2 units of 256 threads, or
+# units of 7 rows, no better.
 LAYOUT = Band()
 WEIGHTS = GAUSSIAN_5  # the filter a constant-memory kernel has compiled in
 THREADS, ROWS, UNITS = LAYOUT  # threads a block; outputs a unit (down a column); units a thread

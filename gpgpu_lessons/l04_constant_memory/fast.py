@@ -25,8 +25,8 @@ pixels), `narrow.filter_narrow` for 2 to 4 columns (the filter folded onto them)
 `band.filter_band` for 5 to 80 columns (whole rows staged, a thread a column of outputs) unless a
 tall tile spans the image exactly, and a flat tile (as tall as an image of up to 5 rows) or a
 tall one (as wide as an image of up to 40 columns) where TILE would compute more than twice the
-image. TILE is chosen by
-`python -m gpgpu_tools.tune tiled_filter` (gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
+image. TILE is chosen by `python -m gpgpu_tools.tune tiled_filter`
+(gpgpu_lessons/recorded/tuning/tiled_filter-<gpu>.json);
 the bench records each layout on the shapes it serves (`python -m gpgpu_tools.bench --record`,
 gpgpu_lessons/recorded/bench/<gpu>.json); the times of the layouts not chosen are not recorded.
 """
