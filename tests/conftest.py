@@ -32,6 +32,7 @@ SLOWEST_FIRST = (
     "notebooks/01_coalescing.ipynb",  # 14 s
     "tests/lessons/test_l05_reduction.py",  # 12 s
     "tests/lessons/test_l03_bank_conflicts.py",  # 11 s
+    "tests/lessons/test_l04_band.py",  # 10 s
     "tests/exercises/test_wrong_answers.py",  # 10 s
     "tests/lessons/test_l02_shared_memory.py",  # 9 s
     "tests/trace/test_watchdog.py",  # 9 s
