@@ -30,10 +30,10 @@ help:
 	@echo "make gpu-run     on the GPU machine: execute notebooks, tests, record results into OUT"
 	@echo "make gpu-unpack ARCHIVE=...  put a GPU run's notebooks and results into the tree"
 
-$(STAMP): pyproject.toml tools/pyproject.toml
+$(STAMP): pyproject.toml tools/pyproject.toml instructor/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]" -e tools
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]" -e tools -e instructor
 	touch $@
 
 # Containers often run as root, which JupyterLab refuses unless told.

@@ -172,15 +172,15 @@ def hint(exercise_id, level: int = 1) -> Markdown:
     )
 
 
-def solution(exercise_id, *, i_am_the_instructor: bool = False) -> Markdown:
-    """The reference solution's source, for instructors: pass i_am_the_instructor=True."""
+def solution(exercise_id) -> Markdown:
+    """The reference solution's source, where the instructor's package is installed."""
     exercise = _catalog.get(exercise_id)
-    if i_am_the_instructor is not True:
+    try:
+        from gpgpu_instructor import solutions
+    except ImportError:
         raise PermissionError(
-            "solutions are for instructors: try "
-            f'exercises.hint("{exercise.id}") first; an instructor passes '
-            "i_am_the_instructor=True"
-        )
-    from . import solutions
-
+            "the reference solutions are not in the student package: try "
+            f'exercises.hint("{exercise.id}"). Instructors install the instructor package '
+            "(gpgpu-lessons-instructor, instructor/ in the repository; docs/grading.md)"
+        ) from None
     return Markdown(f"```python\n{solutions.source(exercise.id)}```")

@@ -1,4 +1,4 @@
-"""The exercises as notebook cells, to append at the end of each lesson, and the solutions deck.
+"""The exercises as notebook cells, to append at the end of each lesson.
 
 `notebook_cells("03")` returns the cells (nbformat dicts) of lesson 03's exercises: an opening
 slide that lists them, then per exercise a statement slide (heading, task, how to grade, its
@@ -8,7 +8,7 @@ cell has slide metadata; shown code stays within a slide (<= 22 lines of <= 100 
 The skeletons are unsolved: their grading cells print "not yet" and never raise, so nbval passes.
 
     python -m gpgpu_lessons.exercises append notebooks/        # append to every lesson notebook
-    python -m gpgpu_lessons.exercises solutions build/solutions.ipynb   # the instructors' deck
+    python -m gpgpu_instructor solutions build/solutions.ipynb  # the instructors' deck
 """
 
 from __future__ import annotations
@@ -35,22 +35,23 @@ def _cell_id(*parts: str) -> str:
     return hashlib.sha1("/".join(parts).encode()).hexdigest()[:8]
 
 
-def _cell(kind: str, source: str, slide_type: str, key: str, tags=()) -> dict:
+def cell(kind: str, source: str, slide_type: str, key: str, tags=()) -> dict:
+    """A notebook cell (nbformat dict) with slide metadata and the mark of appended cells."""
     metadata = {"slideshow": {"slide_type": slide_type}, MARKER: True}
     if tags:
         metadata["tags"] = list(tags)
     lines = source.splitlines(keepends=True)
     if lines and lines[-1].endswith("\n"):
         lines[-1] = lines[-1][:-1]
-    cell = {
+    made = {
         "cell_type": kind,
         "id": _cell_id(key, kind, slide_type),
         "metadata": metadata,
         "source": lines,
     }
     if kind == "code":
-        cell.update(execution_count=None, outputs=[])
-    return cell
+        made.update(execution_count=None, outputs=[])
+    return made
 
 
 def notebook_cells(lesson) -> list[dict]:
@@ -59,7 +60,7 @@ def notebook_cells(lesson) -> list[dict]:
     key = str(lesson).zfill(2)
     names = ", ".join(f"{e.id} {e.title}" for e in exercises)
     cells = [
-        _cell(
+        cell(
             "markdown",
             f"## Exercises · lesson {key}\n\nFrom a warm-up to a hard one: {names}. "
             "Complete each skeleton, run it, then its grading cell: the grader runs your kernel "
@@ -68,7 +69,7 @@ def notebook_cells(lesson) -> list[dict]:
             "slide",
             f"{key}/intro",
         ),
-        _cell(
+        cell(
             "code",
             f'from gpgpu_lessons import exercises\n\nexercises.catalog("{key}")',
             "-",
@@ -76,13 +77,13 @@ def notebook_cells(lesson) -> list[dict]:
         ),
     ]
     for exercise in exercises:
-        cells.append(_cell("markdown", statement_markdown(exercise), "slide", exercise.id))
+        cells.append(cell("markdown", statement_markdown(exercise), "slide", exercise.id))
         if exercise.figure is not None:
             cells.append(
-                _cell("code", f'exercises.figure("{exercise.id}")', "-", f"{exercise.id}/figure")
+                cell("code", f'exercises.figure("{exercise.id}")', "-", f"{exercise.id}/figure")
             )
         cells.append(
-            _cell(
+            cell(
                 "markdown",
                 f"### {exercise.id} · your `{exercise.name}`",
                 "subslide",
@@ -90,10 +91,10 @@ def notebook_cells(lesson) -> list[dict]:
             )
         )
         cells.append(
-            _cell("code", exercise.skeleton, "-", f"{exercise.id}/skeleton", tags=("exercise",))
+            cell("code", exercise.skeleton, "-", f"{exercise.id}/skeleton", tags=("exercise",))
         )
         cells.append(
-            _cell(
+            cell(
                 "markdown",
                 f"### {exercise.id} · what the grader says",
                 "subslide",
@@ -101,7 +102,7 @@ def notebook_cells(lesson) -> list[dict]:
             )
         )
         cells.append(
-            _cell(
+            cell(
                 "code",
                 f'exercises.grade("{exercise.id}", {exercise.name})',
                 "-",
@@ -111,7 +112,7 @@ def notebook_cells(lesson) -> list[dict]:
     return cells
 
 
-def _write(path: Path, notebook: dict) -> None:
+def write_notebook(path: Path, notebook: dict) -> None:
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -123,44 +124,5 @@ def append(notebook_path, lesson=None) -> int:
     kept = [c for c in notebook["cells"] if not c.get("metadata", {}).get(MARKER)]
     added = notebook_cells(lesson)
     notebook["cells"] = kept + added
-    _write(path, notebook)
+    write_notebook(path, notebook)
     return len(added)
-
-
-def solutions_notebook(path) -> Path:
-    """Write the instructors' deck: every statement followed by its reference solution."""
-    from . import solutions
-
-    cells = [
-        _cell(
-            "markdown",
-            "# Solutions · every exercise\n\nFor instructors:\n- each "
-            "statement, then its reference solution\n- not for the students' folder",
-            "slide",
-            "solutions/title",
-        )
-    ]
-    for exercise in registry.all_exercises():
-        cells.append(
-            _cell("markdown", statement_markdown(exercise), "slide", f"solutions/{exercise.id}")
-        )
-        cells.append(
-            _cell(
-                "markdown",
-                f"```python\n{solutions.source(exercise.id)}```",
-                "subslide",
-                f"solutions/{exercise.id}/answer",
-            )
-        )
-    notebook = {
-        "cells": cells,
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write(path, notebook)
-    return path

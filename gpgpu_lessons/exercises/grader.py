@@ -217,13 +217,17 @@ def on_gpu() -> bool:
     return not runtime.is_simulator()
 
 
-def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -> report.Report:
+def _grade_kernel(
+    exercise: registry.Exercise, fn, rng, result: report.Report, hidden=None
+) -> report.Report:
     refused = shapes.refused(fn)  # what a GPU cannot compile fails in the simulator too
     if refused is not None:
         return _fail(result, refused, "shape")
     gpu = on_gpu()
-    cases = exercise.cases(rng, not runtime.is_simulator())
+    cases = exercise.cases(rng, gpu)
     traced = cases[exercise.trace_case]
+    if hidden is not None:  # the autograder's own cases, after the public ones
+        cases = cases + list(hidden(gpu))
     for case in cases:
         rehearsed = None
         if gpu:  # an out-of-bounds kernel must not reach the GPU: it could lose the context
@@ -285,8 +289,11 @@ def _grade_kernel(exercise: registry.Exercise, fn, rng, result: report.Report) -
     return result
 
 
-def grade(exercise_id, fn, *, seed=None) -> report.Report:
-    """Grade fn for an exercise and return the report (shown by the notebook, or print it)."""
+def grade(exercise_id, fn, *, seed=None, hidden=None) -> report.Report:
+    """Grade fn for an exercise and return the report (shown by the notebook, or print it).
+
+    `hidden`, from the course's autograder: a function of `gpu` (bool) returning more cases
+    (registry.Case) to run after the exercise's own, which `seed` draws."""
     exercise = registry.get(exercise_id)
     _check_seed(seed)
     check_call(exercise, fn, configured_at_call_site(inspect.currentframe().f_back))
@@ -302,7 +309,7 @@ def grade(exercise_id, fn, *, seed=None) -> report.Report:
                 _fail(result, finding, "values")
             result.passed = not findings
         else:
-            _grade_kernel(exercise, fn, rng, result)
+            _grade_kernel(exercise, fn, rng, result, hidden)
     except Exception as error:  # never let a grader bug take the notebook down
         result.passed = False
         _fail(

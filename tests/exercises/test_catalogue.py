@@ -2,14 +2,17 @@
 clear messages for calls the grader cannot run."""
 
 import json
+import sys
 
 import pytest
 from exercise_fixtures import *  # noqa: F403 (the fixtures)
+from gpgpu_instructor import solutions
+from gpgpu_instructor.deck import solutions_notebook
 from numba import cuda
 from wrong_answers import saxpy_no_loop
 
 from gpgpu_lessons import exercises
-from gpgpu_lessons.exercises import cells, registry, solutions
+from gpgpu_lessons.exercises import cells, registry
 
 SEED = 7
 
@@ -117,18 +120,19 @@ def test_progress_lives_beside_the_notebooks(tmp_path, monkeypatch):
     assert progress.path() == tmp_path / "notebooks" / ".progress.json"
 
 
-def test_solutions_need_the_instructor():
-    with pytest.raises(PermissionError, match="for instructors"):
-        exercises.solution("03.1")
-    shown = exercises.solution("03.1", i_am_the_instructor=True)
+def test_solutions_come_from_the_instructor_package(monkeypatch):
+    shown = exercises.solution("03.1")
     assert "TILE, ROWS = 32, 8" in shown and "(TILE, PADDED)" in shown
+    monkeypatch.setitem(sys.modules, "gpgpu_instructor", None)  # a student's install
+    with pytest.raises(PermissionError, match="not in the student package"):
+        exercises.solution("03.1")
 
 
 def test_every_reference_kernel_is_in_its_module_signatures():
     import importlib
 
     for lesson in registry.LESSONS:
-        module = importlib.import_module(f"gpgpu_lessons.exercises.solutions.lesson{lesson}")
+        module = importlib.import_module(f"gpgpu_instructor.solutions.lesson{lesson}")
         kernels = [k for k in module.REFERENCES.values() if hasattr(k, "py_func")]
         assert set(kernels) == set(module.SIGNATURES), lesson
 
@@ -195,7 +199,7 @@ def test_append_replaces_earlier_exercise_cells(tmp_path):
 
 
 def test_the_solutions_deck(tmp_path):
-    path = cells.solutions_notebook(tmp_path / "solutions.ipynb")
+    path = solutions_notebook(tmp_path / "solutions.ipynb")
     text = path.read_text()
     assert text.count("```python") == len(exercises.catalog())
 

@@ -7,11 +7,12 @@ import re
 import numpy as np
 import pytest
 from exercise_fixtures import *  # noqa: F403 (the fixtures)
+from gpgpu_instructor import solutions
 from numba import cuda
 from wrong_answers import mosaic_divides_by_64, saxpy_no_bounds, timer_no_sync
 
 from gpgpu_lessons import exercises, runtime
-from gpgpu_lessons.exercises import performance, registry, rehearsal, running, solutions
+from gpgpu_lessons.exercises import performance, registry, rehearsal, running
 
 SEED = 7
 

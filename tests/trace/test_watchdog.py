@@ -9,10 +9,11 @@ import time
 
 import numpy as np
 import pytest
+from gpgpu_instructor import solutions
 from numba import cuda
 
 from gpgpu_lessons import exercises, watchdog
-from gpgpu_lessons.exercises import running, solutions
+from gpgpu_lessons.exercises import running
 from gpgpu_lessons.trace import trace_kernel
 
 LIMIT_S = 1.0

@@ -31,7 +31,11 @@ def targets(root: Path, number: str, name: str) -> dict[str, Path]:
         "bench.py": package / "bench.py",
         "notebook.ipynb": root / "notebooks" / f"{number}_{name}.ipynb",
         "exercises.py": root / "gpgpu_lessons" / "exercises" / f"lesson{number}.py",
-        "solutions.py": root / "gpgpu_lessons" / "exercises" / "solutions" / f"lesson{number}.py",
+        "solutions.py": root
+        / "instructor"
+        / "gpgpu_instructor"
+        / "solutions"
+        / f"lesson{number}.py",
         "test_lesson.py": root / "tests" / "lessons" / f"test_l{number}_{name}.py",
     }
 

@@ -39,7 +39,7 @@ def grade_job(job: tuple[str, int, bool]) -> tuple[str, int, bool, str]:
     """Grade one reference solution: job = (exercise id, seed, time it on a GPU); returns
     (id, seed, passed, the grader's answer). No progress is kept (an instructor's check)."""
     exercise_id, seed, timing = job
-    from .. import grader, performance, progress_file
+    from gpgpu_lessons.exercises import grader, performance, progress_file
 
     os.environ[progress_file.VARIABLE] = os.devnull
     compare = performance.compare

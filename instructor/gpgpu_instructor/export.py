@@ -16,8 +16,8 @@ import inspect
 import json
 from pathlib import Path
 
-from . import registry
-from .cells import statement_markdown
+from gpgpu_lessons.exercises import registry
+from gpgpu_lessons.exercises.cells import statement_markdown
 
 POINTS = 1
 
