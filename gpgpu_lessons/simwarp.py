@@ -36,6 +36,9 @@ Semantics follow PTX (``shfl.sync``, ``vote.sync``, ``match.sync``, ``bar.warp.s
   so nothing can ever move) are detected exactly, at once, and raise `WarpDeadlockError` naming the
   mask and the lanes; `TIMEOUT_S` is a backstop for lanes that never arrive for other reasons.
 
+`syncthreads_count`, `syncthreads_and` and `syncthreads_or` refuse a bool (or a float) with a
+TypeError, as a GPU's compiler does: they take an int32 predicate, `int32(x > 0)`.
+
 `popc`, `ffs`, `clz` and `brev` are replaced too, so that they use the width of the GPU type: a
 negative int32 (a ballot with lane 31 set) counts as 32-bit two's complement, NumPy integers by
 their dtype, plain Python ints as int64 (Numba's type for them on a GPU; the stock simulator used
@@ -566,6 +569,37 @@ def brev(self, val):
     return int(format(bits, f"0{width}b")[::-1], 2)
 
 
+def _check_predicate(value, name: str):
+    """Refuse what a GPU's compiler refuses: the block votes take an integer, not a bool."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return
+    given = "bool" if isinstance(value, (bool, np.bool_)) else type(value).__name__
+    article = "an" if given[:1] in "aeiou" else "a"
+    raise TypeError(
+        f"cuda.{name} takes an int32 predicate on a GPU, not {article} {given}: write "
+        f"`cuda.{name}(int32(x > 0))` (`from numba import int32`); a GPU would refuse to "
+        "compile this call."
+    )
+
+
+def syncthreads_count(self, val):
+    """Wait for the block; the number of its threads whose int predicate is not 0."""
+    _check_predicate(val, "syncthreads_count")
+    return threading.current_thread().syncthreads_count(val)
+
+
+def syncthreads_and(self, val):
+    """Wait for the block; 1 when every thread's int predicate is not 0, else 0."""
+    _check_predicate(val, "syncthreads_and")
+    return threading.current_thread().syncthreads_and(val)
+
+
+def syncthreads_or(self, val):
+    """Wait for the block; 1 when some thread's int predicate is not 0, else 0."""
+    _check_predicate(val, "syncthreads_or")
+    return threading.current_thread().syncthreads_or(val)
+
+
 _INTRINSICS = {
     f.__name__: f
     for f in (
@@ -586,6 +620,9 @@ _INTRINSICS = {
         ffs,
         clz,
         brev,
+        syncthreads_count,
+        syncthreads_and,
+        syncthreads_or,
     )
 }
 
