@@ -1,25 +1,37 @@
 """The exercises in the course graders' formats: otter-grader (Gradescope), nbgrader (JupyterHub).
 
-    python -m gpgpu_lessons.exercises export --otter DIR      # DIR/lessonNN/lessonNN.ipynb
-    python -m gpgpu_lessons.exercises export --nbgrader DIR   # DIR/source/lessonNN/lessonNN.ipynb
+    python -m gpgpu_instructor export --otter DIR      # DIR/lessonNN/lessonNN.ipynb, ...
+    python -m gpgpu_instructor export --nbgrader DIR   # DIR/source/lessonNN/lessonNN.ipynb, ...
 
 One assignment per lesson, one question per exercise (`POINTS` each): its statement, a cell with
-the skeleton for the student (the reference solution in the instructor's version), and a test that
-calls `exercises.require`, which grades the kernel and fails with the grader's answer, so the
-feedback reaches the student's report. docs/grading.md says how to grade a class with each tool.
+the skeleton for the student (the reference solution in the instructor's version), and a test
+that calls `exercises.require` on the public cases of the assignment's seed, for the student's
+own checks. The grade itself comes from `gpgpu_lessons.exercises.course`: the assignment names
+it (an otter plugin; nbgrader's autograde preprocessor), and the export writes beside the
+autograder, never into the student's files, what it reads: the seeds and the hidden cases
+(`Settings`), and for otter the student package as a wheel that the autograder's image installs.
+docs/grading.md says how to grade a class with each tool.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import json
+import secrets
+import shutil
 from pathlib import Path
 
 from gpgpu_lessons.exercises import registry
 from gpgpu_lessons.exercises.cells import statement_markdown
+from gpgpu_lessons.exercises.course import SETTINGS, Settings, question_name
+
+from . import wheel
 
 POINTS = 1
+PLUGIN = "gpgpu_lessons.exercises.course.otter.Judge"
+HIDDEN = Path(__file__).parent / "hidden"  # lessonNN.py: HIDDEN, each exercise's hidden cases
 
 
 def _imports(exercise: registry.Exercise) -> str:
@@ -40,16 +52,11 @@ def _solution(exercise: registry.Exercise) -> str:
     return _imports(exercise) + solutions.source(exercise.id)
 
 
-def _test_code(exercise: registry.Exercise) -> str:
+def _test_code(exercise: registry.Exercise, seed: int) -> str:
     return (
         "from gpgpu_lessons import exercises\n\n"
-        f'exercises.require("{exercise.id}", {exercise.name})'
+        f'exercises.require("{exercise.id}", {exercise.name}, seed={seed})'
     )
-
-
-def question_name(exercise: registry.Exercise) -> str:
-    """`q05_1` for exercise 05.1."""
-    return "q" + exercise.id.replace(".", "_")
 
 
 def _cell(kind: str, source: str, **metadata) -> dict:
@@ -82,9 +89,11 @@ def _intro(lesson: str) -> str:
     )
 
 
-def otter_notebook(lesson) -> dict:
-    """A lesson's exercises as an otter-grader master notebook (`otter assign` input)."""
+def otter_notebook(lesson, seed: int, autograder_files=()) -> dict:
+    """A lesson's exercises as an otter-grader master notebook (`otter assign` input): the
+    plugin grades; each question shows as one result with the grader's words."""
     key = str(lesson).zfill(2)
+    files = "".join(f"  - {name}\n" for name in autograder_files)
     config = (
         "# ASSIGNMENT CONFIG\n"
         f"name: lesson{key}\n"
@@ -92,8 +101,13 @@ def otter_notebook(lesson) -> dict:
         "check_all_cell: false\n"
         "run_tests: false\n"
         "init_cell: true\n"
-        "generate: true\n"
-        "requirements: null\n"
+        "requirements: requirements.txt\n"
+        f"autograder_files:\n{files}"
+        f"plugins:\n  - {PLUGIN}\n"
+        "generate:\n"
+        "  show_hidden: true\n"
+        "  show_all_public: true\n"
+        "  force_public_test_summary: false\n"
     )
     cells = [
         _cell("raw", config),
@@ -103,7 +117,7 @@ def otter_notebook(lesson) -> dict:
     for exercise in registry.lesson_exercises(key):
         prompt = "''' # BEGIN PROMPT\n" + exercise.skeleton + "''' # END PROMPT\n"
         cells += [
-            _cell("raw", f"# BEGIN QUESTION\nname: {question_name(exercise)}\npoints: {POINTS}"),
+            _cell("raw", f"# BEGIN QUESTION\nname: {question_name(exercise.id)}\npoints: {POINTS}"),
             _cell("markdown", statement_markdown(exercise, "##")),
             _cell("raw", "# BEGIN SOLUTION"),
             _cell(
@@ -112,14 +126,14 @@ def otter_notebook(lesson) -> dict:
             ),
             _cell("raw", "# END SOLUTION"),
             _cell("raw", "# BEGIN TESTS"),
-            _cell("code", _test_code(exercise)),
+            _cell("code", _test_code(exercise, seed)),
             _cell("raw", "# END TESTS"),
             _cell("raw", "# END QUESTION"),
         ]
     return _notebook(cells)
 
 
-def nbgrader_notebook(lesson) -> dict:
+def nbgrader_notebook(lesson, seed: int) -> dict:
     """A lesson's exercises as an nbgrader source notebook (`nbgrader generate_assignment` input).
 
     The skeleton is what the student gets: the answer cell holds the skeleton, then the reference
@@ -146,7 +160,7 @@ def nbgrader_notebook(lesson) -> dict:
         _cell("code", "from gpgpu_lessons import exercises", **nbgrader("setup", locked=True)),
     ]
     for exercise in registry.lesson_exercises(key):
-        name = question_name(exercise)
+        name = question_name(exercise.id)
         statement = statement_markdown(exercise, "##")
         cells += [
             _cell("markdown", statement, **nbgrader(f"{name}_statement", locked=True)),
@@ -160,7 +174,7 @@ def nbgrader_notebook(lesson) -> dict:
             ),
             _cell(
                 "code",
-                _test_code(exercise),
+                _test_code(exercise, seed),
                 **nbgrader(f"{name}_test", grade=True, locked=True, points=POINTS),
             ),
         ]
@@ -168,34 +182,83 @@ def nbgrader_notebook(lesson) -> dict:
 
 
 NBGRADER_CONFIG = """\
-# nbgrader configuration written by `python -m gpgpu_lessons.exercises export --nbgrader`
+# nbgrader configuration written by `python -m gpgpu_instructor export --nbgrader`
+import os
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+from gpgpu_lessons.exercises.course.nbgrader import Judge
+
+HERE = os.path.dirname(os.path.abspath(__file__))  # the course folder, wherever it is
+
 c = get_config()  # noqa: F821
-c.CourseDirectory.root = {root!r}
+c.CourseDirectory.root = HERE
 c.CourseDirectory.course_id = "gpgpu-lessons"
-c.ClearSolutions.code_stub = {{"python": ""}}
-c.ExecutePreprocessor.timeout = {timeout}
+c.ClearSolutions.code_stub = {"python": ""}
+c.OverwriteCells.add_missing_cells = True  # a deleted test cell comes back, and is graded
+# Nothing of a student's notebook runs: Judge grades each exercise from its cell's source in
+# processes of its own (it takes the place of nbgrader's Execute) and writes the test cells.
+c.Autograde.autograde_preprocessors = [
+    Judge,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+c.Judge.folder = os.path.join(HERE, "autograder")
 """
 
 
-def write(kind: str, folder, lessons=None, timeout: int = 600) -> list[Path]:
-    """Write every lesson's assignment for `kind` ("otter" or "nbgrader") under folder."""
+def _settings(folder: Path, lesson: str, seed: int) -> list[Path]:
+    """The autograder's files for one lesson in folder: the settings and the hidden cases."""
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = Settings(lesson, seed, hidden_seed=secrets.randbelow(2**31), points=POINTS)
+    written = []
+    source = HIDDEN / f"lesson{lesson}.py"
+    if source.exists():
+        settings.hidden = f"hidden_lesson{lesson}.py"
+        shutil.copyfile(source, folder / settings.hidden)
+        written.append(folder / settings.hidden)
+    path = folder / SETTINGS
+    path.write_text(json.dumps(dataclasses.asdict(settings), indent=1) + "\n")
+    return [path, *written]
+
+
+def write(kind: str, folder, lessons=None, seed: int | None = None) -> list[Path]:
+    """Write every lesson's assignment for `kind` ("otter" or "nbgrader") under folder; `seed`
+    draws the public cases (default: a new one), the hidden ones get a seed of their own."""
+    if kind not in ("otter", "nbgrader"):
+        raise ValueError(f'kind is "otter" or "nbgrader", got {kind!r}')
     folder = Path(folder)
+    seed = secrets.randbelow(2**31) if seed is None else seed
     written = []
     for lesson in lessons or registry.LESSONS:
         key = str(lesson).zfill(2)
         if kind == "otter":
-            path = folder / f"lesson{key}" / f"lesson{key}.ipynb"
-            notebook = otter_notebook(key)
-        elif kind == "nbgrader":
-            path = folder / "source" / f"lesson{key}" / f"lesson{key}.ipynb"
-            notebook = nbgrader_notebook(key)
+            master = folder / f"lesson{key}"
+            files = _settings(master, key, seed)
+            files.append(wheel.build(master))
+            (master / "requirements.txt").write_text(wheel.requirement(files[-1].name) + "\n")
+            path = master / f"lesson{key}.ipynb"
+            notebook = otter_notebook(key, seed, [f.name for f in files])
         else:
-            raise ValueError(f'kind is "otter" or "nbgrader", got {kind!r}')
+            written += _settings(folder / "autograder" / f"lesson{key}", key, seed)
+            path = folder / "source" / f"lesson{key}" / f"lesson{key}.ipynb"
+            notebook = nbgrader_notebook(key, seed)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
         written.append(path)
     if kind == "nbgrader":
         config = folder / "nbgrader_config.py"
-        config.write_text(NBGRADER_CONFIG.format(root=str(folder.resolve()), timeout=timeout))
+        config.write_text(NBGRADER_CONFIG)
         written.append(config)
     return written
