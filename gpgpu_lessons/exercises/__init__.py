@@ -155,7 +155,8 @@ def figure(exercise_id) -> Picture | None:
 
 
 def hint(exercise_id, level: int = 1) -> Markdown:
-    """A hint: level 1 points the way, higher levels say more; the last one gives the answer."""
+    """A hint: level 1 points the way, each higher level says more precisely what to do and what
+    goes wrong, never the code itself (the reference solution stays with the instructor)."""
     exercise = _catalog.get(exercise_id)
     count = len(exercise.hints)
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
@@ -163,12 +164,12 @@ def hint(exercise_id, level: int = 1) -> Markdown:
     shown = min(level, count)
     text = exercise.hints[shown - 1]
     if shown < count:
-        last = " (the last level gives the answer)" if shown + 1 == count else ""
-        more = f' (more: `exercises.hint("{exercise.id}", level={shown + 1})`{last})'
+        more = f' (more: `exercises.hint("{exercise.id}", level={shown + 1})`)'
         return Markdown(f"**Hint {shown}/{count} for {exercise.id}:** {text}{more}")
     return Markdown(
-        f"**Hint {shown}/{count} for {exercise.id}, the answer:** {text} (that was the last "
-        "hint: it gives the answer)"
+        f"**Hint {shown}/{count} for {exercise.id}, the last one:** {text} (there are no more "
+        f'hints: `exercises.grade("{exercise.id}", {exercise.name})` says what is still wrong, '
+        "and the reference solution stays with the instructor)"
     )
 
 

@@ -49,7 +49,9 @@ def reverse(src, dst):
     params=("src", "dst"),
     hints=(
         "A warp's cost is the set of sectors it touches, not the order of its lanes.",
-        "`n = src.size`; `if i < n: dst[i] = src[n - 1 - i]`. Mind `n - 1`, not `n`.",
+        "The grid is rounded up to whole blocks: the threads past the end must do nothing. `n` is "
+        "the length of `src` (every array has `.size`).",
+        "Thread 0 reads the last element, at `n - 1`: an index of `n - i` is one past the end.",
     ),
     cases=lambda rng, gpu: _one_d(rng, gpu, [1, 200], [1_000_003], _reverse_case),
     trace_case=1,
@@ -92,8 +94,10 @@ def difference(a, out):
     params=("a", "out"),
     hints=(
         "Which array decides which threads have work: `a` or `out`?",
-        "`if i < out.size: out[i] = a[i + 1] - a[i]`: a warp's read of `a[i + 1]` touches "
-        "5 sectors instead of 4, and the next warp needs that fifth one too (L2 serves it).",
+        "`out` has `n - 1` elements: the thread with `i = n - 1` has no difference to compute, and "
+        "its `a[i + 1]` would be past the end of `a`.",
+        "A warp's read of `a[i + 1]` touches 5 sectors instead of 4, and the next warp needs that "
+        "fifth one too (L2 serves it): an offset read costs little.",
     ),
     cases=lambda rng, gpu: _one_d(rng, gpu, [2, 300], [1_000_003], _difference_case),
     trace_case=1,
@@ -166,7 +170,10 @@ def partial_sums(x, partials):
     params=("x", "partials"),
     hints=(
         "Thread t should read x[t] first, then jump over what all the other threads read.",
-        "`for j in range(t, x.size, threads): acc += x[j]` (a grid-stride loop).",
+        "That is a grid-stride loop, as in exercise 00.5: its step is the number of threads in the "
+        "grid, which the skeleton already has. The chunk is no longer needed.",
+        "The sum does not change: every element is still added by exactly one thread, in another "
+        "order. A step of the block size instead of the grid adds elements more than once.",
     ),
     cases=lambda rng, gpu: (
         [_partials_case(rng, 4000), _partials_case(rng, 77)]
@@ -218,9 +225,13 @@ def invert_rgb(image, out):
 ''',
     params=("image", "out"),
     hints=(
-        "Byte `i` of the image (counting in memory order) is pixel `i // 3`, channel `i % 3`.",
-        "`if i < image.size:` then `p, c = i // 3, i % 3`, `y, x = p // w, p % w`, "
-        "`out[y, x, c] = 255 - image[y, x, c]`.",
+        "There are now three threads per pixel, one per byte. Which pixel, and which channel of "
+        "it, is byte `i`?",
+        "In memory order the 3 bytes of a pixel come one after another: byte `i` belongs to pixel "
+        "`i // 3` and is its channel `i % 3`. The pixel's row and column follow from its number as "
+        "in the skeleton.",
+        "The guard changes too: there are `h * w * 3` bytes, not `h * w` pixels, and a thread past "
+        "the last byte must do nothing.",
     ),
     cases=lambda rng, gpu: (
         [_invert_case(rng, 1, 37), _invert_case(rng, 5, 20)]
@@ -273,10 +284,10 @@ def split_xyz(points, xs, ys, zs):
 ''',
     params=("points", "xs", "ys", "zs"),
     hints=(
-        "Float `i` of `points` in memory order is point `i // 3`, coordinate `i % 3`; each "
-        "thread writes its float into one of the three outputs.",
-        "`p, c = i // 3, i % 3`; `value = points[p, c]`; then `if c == 0: xs[p] = value`, "
-        "`elif c == 1: ys[p] = value`, `else: zs[p] = value`.",
+        "Float `i` of `points`, in memory order, is coordinate `i % 3` of point `i // 3`.",
+        "Each thread reads its one float, then writes it into the output of its coordinate: a "
+        "branch on the coordinate. The writes need not be coalesced: the grader checks the reads.",
+        "There are `3n` floats: the guard compares `i` with the number of floats, not of points.",
     ),
     cases=lambda rng, gpu: (
         [_split_case(rng, 1), _split_case(rng, 100)]

@@ -60,8 +60,11 @@ def block_reverse(a, out):
     hints=(
         "Thread t reads what thread m - 1 - t wrote into the tile: that thread may not have "
         "written it yet without `cuda.syncthreads()`.",
-        "`if t < m: tile[t] = a[start + t]`, then `cuda.syncthreads()` (outside the `if`), "
-        "then `if t < m: out[start + t] = tile[m - 1 - t]`.",
+        "Only the threads with an element (`t < m`) load and store, but every thread, with an "
+        "element or without, must reach the barrier: it goes outside any `if`.",
+        "The last segment has `m` elements, fewer than `B`: they are reversed among themselves, so "
+        "the mirror of `t` is `m - 1 - t`, not `B - 1 - t`. Each thread writes `out` where it read "
+        "`a`.",
     ),
     cases=lambda rng, gpu: (
         [_block_reverse_case(rng, 1), _block_reverse_case(rng, 150)]
@@ -120,12 +123,15 @@ def smooth(a, out):
 ''',
     params=("a", "out"),
     hints=(
-        "Thread 0 also loads the left halo; the block's last *active* thread (the one with "
-        "`i == min(n, start + B) - 1`) loads the right one. Clamp with `max(.., 0)` and "
-        "`min(.., n - 1)`.",
-        "`tile[t + 1] = a[min(i, n - 1)]`; `if t == 0: tile[0] = a[max(i - 1, 0)]`; "
-        "`if t == m - 1: tile[m + 1] = a[min(i + 1, n - 1)]` with `m = min(B, n - start)`; "
-        "`cuda.syncthreads()`; `if i < n: out[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3`.",
+        "Tile element `t + 1` holds `a[i]`; `tile[0]` holds the element left of the block's first, "
+        "and `tile[m + 1]` the one right of its last, `m` being the number of elements the block "
+        "has (fewer than 64 in the last block).",
+        "Thread 0 also loads the left halo element, and the block's last thread *with an element* "
+        "the right one. Clamp those two reads to the array with `max(..., 0)` and `min(..., n - "
+        "1)`.",
+        "Threads past the end of `a` load nothing and write nothing, but all of them reach the "
+        "barrier. The output reads only the tile: `tile[t]`, `tile[t + 1]` and `tile[t + 2]` are "
+        "the left neighbour, the element and the right neighbour.",
     ),
     cases=lambda rng, gpu: (
         [_smooth_case(rng, 1), _smooth_case(rng, 300)]
@@ -202,12 +208,14 @@ def mosaic(image, out):
 ''',
     params=("image", "out"),
     hints=(
-        "Every thread of the block must reach every `cuda.syncthreads()`: put the barrier "
-        "after the `if tid < step:`, not inside it. A tile at the right edge has "
-        "`min(TILE, w - bx * TILE)` columns.",
-        "`step = CELLS // 2`; `while step > 0: if tid < step: total[tid] += "
-        "total[tid + step]`; `cuda.syncthreads()`; `step //= 2`. Count: "
-        "`min(TILE, h - by * TILE) * min(TILE, w - bx * TILE)`.",
+        "Every thread of the block must reach every `cuda.syncthreads()`: the barrier of each step "
+        "of the tree comes after that step's additions, outside their `if`.",
+        "The tree halves the number of adding threads at each step: 32 threads add the upper half "
+        "of `total` into the lower half, then 16, ..., then 1. After the last step `total[0]` is "
+        "the tile's sum.",
+        "A tile at the right or bottom edge has fewer real pixels: its columns are the smaller of "
+        "`TILE` and the columns left in the image from its first one (`w - bx * TILE`); its rows "
+        "likewise. Threads outside the image put 0 into `total` and write nothing.",
     ),
     cases=lambda rng, gpu: (
         [_mosaic_case(rng, 1, 13), _mosaic_case(rng, 11, 12)]
@@ -273,12 +281,13 @@ def box_blur(image, out):
 ''',
     params=("image", "out"),
     hints=(
-        "Tile element `(r, c)` holds pixel `(clamp(y0 + r, 0, h - 1), clamp(x0 + c, 0, "
-        "w - 1))`. The output of thread `(tx, ty)` sits at `tile[ty + 1, tx + 1]`.",
-        "`k = ty * TILE + tx`; `while k < HALO * HALO: r, c = k // HALO, k % HALO; "
-        "tile[r, c] = image[min(max(y0 + r, 0), h - 1), min(max(x0 + c, 0), w - 1)]; "
-        "k += TILE * TILE`; `cuda.syncthreads()`; then sum `tile[ty + dy, tx + dx]` for dy, "
-        "dx in 0..2 and divide by 9.",
+        "Tile element `(r, c)` holds the pixel at row `y0 + r` and column `x0 + c`, each clamped "
+        "into the image. The output of thread `(tx, ty)` sits at `tile[ty + 1, tx + 1]`.",
+        "100 tile elements for 64 threads: each thread loads element `k`, then `k + 64`, as long "
+        "as it is below 100. Clamp each coordinate between 0 and the last row (or column).",
+        "After the barrier, only the threads whose pixel is inside the image write: the mean of "
+        "the 3 x 3 tile elements that start at `tile[ty, tx]`. A thread outside still helps load "
+        "the tile and reaches the barrier.",
     ),
     cases=lambda rng, gpu: (
         [_blur_case(rng, 1, 20), _blur_case(rng, 9, 17)]
@@ -349,10 +358,13 @@ def block_scan(a, out):
 ''',
     params=("a", "out"),
     hints=(
-        "Thread t reads `sums[t - d]` while thread t - d may already be writing its new "
-        "value: read into a register, wait, then write, and wait again before the next step.",
-        "`v = sums[t - d] if t >= d else 0`; `cuda.syncthreads()`; `sums[t] += v`; "
-        "`cuda.syncthreads()` (both barriers outside the `if`).",
+        "Thread t reads `sums[t - d]` while thread t - d may already be writing its new value: the "
+        "reads of a step and its writes must not overlap.",
+        "Split each step in two: every thread first reads the value it needs into a local "
+        "variable; a barrier; then every thread adds it into its own element; a second barrier "
+        "before the next step reads.",
+        "A barrier inside `if t >= d:` is reached by some threads only: keep both barriers outside "
+        "the `if`, and let the threads with `t < d` add 0 (or nothing).",
     ),
     cases=lambda rng, gpu: (
         [_scan_case(rng, 1), _scan_case(rng, 100)] + ([_scan_case(rng, 1_000_003)] if gpu else [])

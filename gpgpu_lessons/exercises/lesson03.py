@@ -62,10 +62,12 @@ def transpose_padded(a, out):
 ''',
     params=("a", "out"),
     hints=(
-        "Element `tile[r, c]` sits in bank `(r * width + c) % 32`, `width` being the tile's "
-        "row length in words. Which width makes `r * width % 32` different for r = 0..31?",
-        "One extra column: `PADDED = TILE + 1` beside TILE, and "
-        "`cuda.shared.array((TILE, PADDED), float32)`.",
+        "Element `tile[r, c]` sits in bank `(r * width + c) % 32`, `width` being the tile's row "
+        "length in words. Which width makes `r * width % 32` different for r = 0..31?",
+        "Any odd width works; the cheapest is one word more than the data needs. A shared array "
+        "may be wider than the tile stored in it.",
+        "Only the shape of the shared array changes (its second dimension): the loops and indices "
+        "stay as they are, and nothing reads or writes the extra column.",
     ),
     cases=lambda rng, gpu: (
         [_transpose_case(rng, 1, 40), _transpose_case(rng, 33, 32)]
@@ -139,10 +141,13 @@ def mirror_distance(points, out):
 ''',
     params=("points", "out"),
     hints=(
-        "Lane t and lane t + 16 use the same bank when their words are 2 * t apart. Keep "
-        "all the x side by side, and all the y.",
-        "`xs = cuda.shared.array(B, float32)` and `ys = cuda.shared.array(B, float32)` (each "
-        "on its own line), `xs[t] = points[start + t, 0]`, ... (or one `(2, B)` array).",
+        "Lane t and lane t + 16 use the same bank when their words are 2 * t apart. Keep all the x "
+        "side by side, and all the y.",
+        "Two shared arrays of `B` floats, one for the x and one for the y (or one `(2, B)` array): "
+        "thread t's x and y then sit at index t, one word from its neighbour's. Declare each "
+        "shared array on its own line.",
+        "The mirrored reads at `m - 1 - t` are conflict-free too: the 32 lanes of a warp read 32 "
+        "neighbouring words, in reverse order.",
     ),
     cases=lambda rng, gpu: (
         [_pairs_case(rng, 1), _pairs_case(rng, 150)]
@@ -210,10 +215,13 @@ def block_sums(a, sums):
 ''',
     params=("a", "sums"),
     hints=(
-        "With `buf[t] += buf[t + s]` for `t < s`, the 32 lanes of a warp touch 32 "
-        "neighbouring words: one per bank.",
-        "`s = B // 2`; `while s > 0: if t < s: buf[t] += buf[t + s]`; "
-        "`cuda.syncthreads()`; `s //= 2`.",
+        "In the sequential tree the lanes of a warp touch neighbouring words at each step, one "
+        "word per bank. The number of adding threads halves at each step, and the distance with "
+        "it.",
+        "Start with `s` at half the block (32): the threads below `s` add the element `s` places "
+        "up into their own; a barrier; halve `s`; stop once it is 0.",
+        "Keep the barrier after each step and outside the `if`. At the end `buf[0]` holds the sum, "
+        "whichever order the tree went in.",
     ),
     cases=lambda rng, gpu: (
         [_sums_case(rng, 1), _sums_case(rng, 100)] + ([_sums_case(rng, 1_000_003)] if gpu else [])
@@ -244,13 +252,12 @@ tile by columns, without bank conflicts. Which tile of `out` does block `(bx, by
 from numba import cuda, float32
 
 TILE, ROWS = 32, 8
-PADDED = TILE + 1
 
 
 @cuda.jit
 def rotate(a, out):
-    """out = np.rot90(a), through a padded shared tile."""
-    tile = cuda.shared.array((TILE, PADDED), float32)
+    """out = np.rot90(a), through a shared tile, without bank conflicts."""
+    tile = cuda.shared.array((TILE, TILE), float32)  # TODO: read by columns below: conflicts?
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     h, w = a.shape
     x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
@@ -263,12 +270,15 @@ def rotate(a, out):
 ''',
     params=("a", "out"),
     hints=(
-        "Thread (tx, ty + k) writes `out[i, j]` with `j = by * TILE + tx` (a's row: "
-        "neighbouring lanes, neighbouring j) and `i = w - 1 - (bx * TILE + ty + k)`; the "
-        "value is `a[j, w - 1 - i]`, which sits at `tile[tx, ty + k]`.",
-        "`j = cuda.blockIdx.y * TILE + tx`; `for k in range(0, TILE, ROWS): c = "
-        "cuda.blockIdx.x * TILE + ty + k; if c < w and j < h: "
-        "out[w - 1 - c, j] = tile[tx, ty + k]`.",
+        "`out[i, j] = a[j, w - 1 - i]`: a row of `out` is a column of `a`, read from the bottom "
+        "up. Let neighbouring lanes write neighbouring columns `j` of `out`, so that the stores "
+        "are coalesced: `j` is then a row of `a`, one that the block loaded.",
+        "Block `(bx, by)` loaded rows `by * TILE` on and columns `bx * TILE` on of `a`. Lane `tx` "
+        "takes tile row `tx` (its `j`), and each step of its loop one tile column (a column `c` of "
+        "`a`, which is row `w - 1 - c` of `out`). Check both `c` and `j` against the matrix before "
+        "writing.",
+        "Reading a tile column, the 32 lanes of a warp hit one bank: the 32-way conflict of "
+        "exercise 03.1, and the same cure, in the tile's declaration.",
     ),
     cases=lambda rng, gpu: (
         [_rotate_case(rng, 40, 1), _rotate_case(rng, 33, 32)]
@@ -335,9 +345,11 @@ def matmul(a, b, c):
     hints=(
         "Without the first barrier a thread reads tile elements not loaded yet; without the "
         "second, a fast thread overwrites the tiles while slow ones still read them.",
-        "`sa[ty, tx] = a[row, start + tx] if row < a.shape[0] and start + tx < a.shape[1] "
-        "else 0` (likewise `sb`), `cuda.syncthreads()`, the loop over `j`, "
-        "`cuda.syncthreads()`.",
+        "A tile element outside a matrix must be 0, not skipped: a thread whose `row` is past the "
+        "rows of `a`, or whose `start + tx` is past its columns, stores 0 in `sa`; likewise for "
+        "`sb` with `start + ty` and `col`. Those zeros add nothing to `acc`.",
+        "Every thread loads and reaches both barriers, even one whose element of `c` is outside "
+        "the matrix: only the final write is guarded.",
     ),
     cases=lambda rng, gpu: (
         [_matmul_case(rng, 1, 9, 17), _matmul_case(rng, 17, 20, 5)]

@@ -60,8 +60,12 @@ def poly(x, out):
     params=("x", "out"),
     hints=(
         "Horner: `c0 + x (c1 + x (c2 + ... x c6))`: start from the last coefficient.",
-        "`c = cuda.const.array_like(COEFFS)`; `if i < out.size: v = x[i]; acc = c[6]`; "
-        "`for k in range(5, -1, -1): acc = acc * v + c[k]`; `out[i] = acc`.",
+        "Start with `c6`, then six times: multiply by the element and add the next lower "
+        "coefficient, down to `c0`. Read `x[i]` once into a local variable, and guard the thread "
+        "with the array's size.",
+        "Every lane reads the same coefficient at the same step: the broadcast that constant "
+        "memory serves at once. A loop that counts down from 5 to 0 uses each remaining "
+        "coefficient once.",
     ),
     cases=lambda rng, gpu: (
         [_poly_case(rng, 1), _poly_case(rng, 200)] + ([_poly_case(rng, 1_000_003)] if gpu else [])
@@ -126,9 +130,12 @@ def blur_rows(image, taps, out):
 ''',
     params=("image", "taps", "out"),
     hints=(
-        "`cuda.const.array_like` takes a module-level NumPy array and makes a constant-memory "
-        "copy the kernel reads; all lanes read the same tap at once: a broadcast.",
-        "`c = cuda.const.array_like(TAPS)` at the top of the kernel, then `c[d]` for `taps[d]`.",
+        "`cuda.const.array_like` takes a module-level NumPy array and makes a constant-memory copy "
+        "the kernel reads; all lanes read the same tap at once: a broadcast.",
+        "Make the constant copy of `TAPS` once, at the top of the kernel, and read the taps from "
+        "it instead of from the argument `taps`, which stays unused.",
+        "The grader checks where the taps come from: a read of `taps` is still a read of global "
+        "memory, even with the right values.",
     ),
     cases=lambda rng, gpu: (
         [_blur_case(rng, 1, 37), _blur_case(rng, 9, 40)]
@@ -186,8 +193,10 @@ def to_ycbcr(image, out):
     params=("image", "out"),
     hints=(
         "`m = cuda.const.array_like(YCC)` gives a 3 x 3 constant array: `m[k, c]`.",
-        "`if p < h * w: y, x = p // w, p % w`; `for k in range(3): out[y, x, k] = o[k] + "
-        "m[k, 0] * image[y, x, 0] + m[k, 1] * image[y, x, 1] + m[k, 2] * image[y, x, 2]`.",
+        "Thread `p` has pixel `p` in row-major order: row `p // w`, column `p % w`, `w` being the "
+        "image's width. The threads with `p` at or past `h * w` do nothing.",
+        "Output channel `k` is `OFFSET[k]` plus the dot product of row `k` of `YCC` with the "
+        "pixel's three values: read the pixel once, then compute the three channels.",
     ),
     cases=lambda rng, gpu: (
         [_colour_case(rng, 1, 5), _colour_case(rng, 7, 30)]
@@ -244,8 +253,9 @@ def gamma(pixels, lut, out):
     params=("pixels", "lut", "out"),
     hints=(
         "The grader passes the same table as `lut`, a device array in global memory.",
-        "`out[i] = lut[pixels[i]]`, or copy `lut` into a `cuda.shared.array(256, uint8)` "
-        "(every thread copies some entries, then a barrier) and read from there.",
+        "Different addresses in one warp are cheap in global memory (it is cached) and in shared "
+        "memory, and serialise in constant memory. Read the table from `lut`, or copy it into a "
+        "shared array first (every thread copies some entries, then a barrier).",
     ),
     cases=lambda rng, gpu: (
         [_gamma_case(rng, 1), _gamma_case(rng, 300)]
@@ -316,10 +326,12 @@ def sharpen(image, out):
 ''',
     params=("image", "out"),
     hints=(
-        "Exercise 02.4 fills such a tile: `k = ty * TILE + tx`, then `k += TILE * TILE` while "
-        "`k < HALO * HALO`.",
-        "`acc += weights[dy, dx] * tile[ty + dy, tx + dx]` for dy, dx in 0..2, and write "
-        "`out[y0 + 1 + ty, x0 + 1 + tx]` when inside the image.",
+        "The tile is the one of exercise 02.4: 10 x 10 pixels for 8 x 8 threads, loaded by the "
+        "threads in turn, each coordinate clamped into the image.",
+        "Weight `(dy, dx)` multiplies the pixel `dy - 1` rows and `dx - 1` columns away, which the "
+        "tile holds at `tile[ty + dy, tx + dx]`; read the weights from the constant array.",
+        "Every thread helps load the tile and reaches the barrier; only those whose pixel is "
+        "inside the image write. Without the clamp, the top and left edges read row or column -1.",
     ),
     cases=lambda rng, gpu: (
         [_sharpen_case(rng, 1, 20), _sharpen_case(rng, 9, 17)]

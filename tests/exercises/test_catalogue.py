@@ -91,13 +91,13 @@ def test_unknown_exercises_are_named(exercise_id, message):
 
 def test_hints_come_in_levels():
     first = exercises.hint("03.1")
-    assert first.startswith("**Hint 1/2 for 03.1:**") and "level=2" in first
-    last = exercises.hint("03.1", level=2)
-    assert "TILE + 1" in last and "last hint" in last
+    assert first.startswith("**Hint 1/3 for 03.1:**") and "level=2" in first
+    last = exercises.hint("03.1", level=3)
+    assert "second dimension" in last and "no more hints" in last
     assert exercises.hint("03.1", level=9) == last
     with pytest.raises(ValueError, match="level must be an integer >= 1"):
         exercises.hint("03.1", level=0)
-    assert all(len(e.hints) >= 2 for e in registry.all_exercises())
+    assert all(2 <= len(e.hints) <= 3 for e in registry.all_exercises())
 
 
 def test_progress_lists_every_exercise_solved_or_not_yet(progress_file):
@@ -250,14 +250,18 @@ def test_every_skeleton_runs_alone_in_a_fresh_namespace(exercise_id):
     assert _free_names("x = float32(1) + undefined_name") == {"float32", "undefined_name"}
 
 
-def test_the_last_hint_says_it_gives_the_answer():
+def test_the_last_hint_says_it_is_the_last_and_promises_no_answer():
+    """The hints guide; the code of the answer stays with the instructor (test_no_answers.py)."""
     for e in registry.all_exercises():
         count = len(e.hints)
         last = exercises.hint(e.id, level=count)
-        assert f"Hint {count}/{count} for {e.id}, the answer:" in last
-        assert "it gives the answer" in last
+        assert f"Hint {count}/{count} for {e.id}, the last one:" in last
+        assert f'no more hints: `exercises.grade("{e.id}", {e.name})`' in last
+        assert "reference solution stays with the instructor" in last
         before = exercises.hint(e.id, level=count - 1)
-        assert "the last level gives the answer" in before and "the answer:" not in before
+        assert "the last one" not in before and f"level={count})" in before
+        for level in range(1, count + 1):
+            assert "answer" not in exercises.hint(e.id, level=level), (e.id, level)
 
 
 def test_catalogue_and_statement_print_readably_in_a_plain_repl():
@@ -267,7 +271,7 @@ def test_catalogue_and_statement_print_readably_in_a_plain_repl():
     assert "Entry(" not in table and table == str(exercises.catalog("03"))
     shown = repr(exercises.statement("03.1"))
     assert shown.startswith("## Exercise 03.1 · A padded tile\n\n") and "\\n" not in shown
-    assert repr(exercises.hint("03.1")).startswith("**Hint 1/2 for 03.1:**")
+    assert repr(exercises.hint("03.1")).startswith("**Hint 1/3 for 03.1:**")
     assert exercises.catalog("03")._repr_markdown_().startswith("| id | lesson | name | title |")
     assert "Correct" not in repr(exercises.progress()) and "not yet" in repr(exercises.progress())
 
