@@ -12,8 +12,12 @@ Modules: `registry` (what an exercise is; the index), `lesson00` ... `lesson05`,
 `rehearsal` (on a GPU, every launch runs on the simulator first, so that an index out of bounds
 is reported before it can take the GPU down), `report` (the answer), `checks` and `tracing`
 (what the kernel tracer says), `performance` (bandwidth on a GPU), `fakegpu` (a pretend GPU for
-timing code), `progress_file`, `cells` (the notebook cells), `figures`. Reference solutions live
-in `solutions`, shown only by `solution(id, i_am_the_instructor=True)` or the solutions deck.
+timing code), `progress_file`, `cells` (the notebook cells), `figures`; for the course's
+grade, `submission` (what a submitted cell may hold), `judge` (a notebook graded from its
+source, in processes of its own), `compiling` (a kernel compiled for a GPU, no GPU needed) and
+`course` (the otter-grader plugin and the nbgrader preprocessor). Reference solutions are in the
+instructor's package (`gpgpu_instructor`), not here: `solution(id)` shows one where it is
+installed.
 """
 
 from __future__ import annotations

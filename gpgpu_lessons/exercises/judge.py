@@ -14,6 +14,7 @@ Where the CUDA compiler wheels are installed, a kernel that passed is also compi
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import os
 import re
@@ -97,15 +98,9 @@ def find_cell(cells: list[str], name: str) -> tuple[int, str] | None:
 def _missing(exercise: registry.Exercise, cells: list[str]) -> str:
     """Why no cell defines the exercise's function, in words."""
     what = "function" if exercise.kind == "function" else "kernel"
-    others = sorted(
-        {
-            node.name
-            for source in cells
-            for node in _top_functions(source)
-            if node.name != exercise.name
-        }
-    )
-    near = [n for n in others if n.lower().startswith(exercise.name[:4].lower())]
+    graded = {e.name for e in registry.lesson_exercises(exercise.lesson)}
+    others = sorted({node.name for source in cells for node in _top_functions(source)} - graded)
+    near = difflib.get_close_matches(exercise.name, others, n=1, cutoff=0.6)
     hint = f" (your notebook defines `{near[0]}`: keep the skeleton's name)" if near else ""
     return (
         f"No cell of your notebook defines the {what} `{exercise.name}` that exercise "

@@ -49,7 +49,8 @@ def double(x, out):
     params=("x", "out"),
     hints=(
         "`i = cuda.grid(1)` is this thread's element. Threads with `i >= n` must do nothing.",
-        "This hint gives the answer: `if i < out.size:` then `out[i] = 2 * x[i]`.",
+        "Compare `i` with the size of the output before touching either array; the last block "
+        "has threads past the end.",
     ),
     cases=_scale_cases,
     trace_case=1,

@@ -1,8 +1,7 @@
 """Reference solutions, one module per lesson: instructors and the graders' tests only.
 
-Students do not import this package: `exercises.solution(id, i_am_the_instructor=True)` shows a
-solution on purpose, and `python -m gpgpu_lessons.exercises solutions OUT.ipynb` writes a
-solutions deck.
+Not in the student's wheel: where this package is installed, `exercises.solution(id)` shows a
+solution and `python -m gpgpu_instructor solutions OUT.ipynb` writes the solutions deck.
 """
 
 from __future__ import annotations
