@@ -1,14 +1,17 @@
-# Every target sets up the virtual environment it needs first (Python 3.10+ and make suffice).
+# Every target sets up the virtual environment it needs first (Python 3.10 to 3.14 and make).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 # CUDA=cu12 (or cu13) adds the CUDA compiler wheels: NVVM and ptxas let `make test` compile
 # every kernel to PTX without a GPU (tests/test_ptx.py, which skips without them except in CI),
-# and a real GPU needs them to run kernels. Each set of extras gets its own stamp.
+# and a real GPU needs them to run kernels. The `course` extra (the graders) brings cu12 in too:
+# a grade compiles every submission for a GPU. `make lab` installs what a student needs only.
+# Each set of extras gets its own stamp.
 CUDA   ?=
 COMMA  := ,
 EXTRAS := lab,test,course$(if $(CUDA),$(COMMA)$(CUDA))
 STAMP  := $(VENV)/.installed-$(subst $(COMMA),-,$(EXTRAS))
+LAB    := $(VENV)/.installed-lab$(if $(CUDA),-$(CUDA))
 HOST   ?= 127.0.0.1
 OUT    ?= gpu-run-out
 
@@ -30,16 +33,18 @@ help:
 	@echo "make gpu-run     on the GPU machine: execute notebooks, tests, record results into OUT"
 	@echo "make gpu-unpack ARCHIVE=...  put a GPU run's notebooks and results into the tree"
 
-$(STAMP): pyproject.toml tools/pyproject.toml instructor/pyproject.toml
+# .installed-lab-test-course: the extras lab, test and course (the stamp's name lists them)
+$(VENV)/.installed-%: pyproject.toml tools/pyproject.toml instructor/pyproject.toml
+	$(PYTHON) tools/python_check.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]" -e tools -e instructor
+	$(BIN)/python -m pip install --quiet -e ".[$(subst -,$(COMMA),$*)]" -e tools -e instructor
 	touch $@
 
 # Containers often run as root, which JupyterLab refuses unless told.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-lab: $(STAMP)
+lab: $(LAB)
 	$(BIN)/jupyter lab --ip=$(HOST) --notebook-dir=notebooks $(ROOT_FLAG)
 
 # Python keeps the modules it compiles (__pycache__, ignored by git) even where the environment
@@ -61,7 +66,7 @@ quick: $(STAMP)
 # A student's install has no CUDA compiler: the tests that need it must skip there, not fail
 # (a new CUDA wheel once broke `make test` that way). CI runs this before `make test CUDA=cu12`.
 test-without-cuda:
-	$(MAKE) --no-print-directory VENV=.venv-student CUDA= .venv-student/.installed-lab-test-course
+	$(MAKE) --no-print-directory VENV=.venv-student CUDA= .venv-student/.installed-lab-test
 	.venv-student/bin/python -m pytest tests -n auto -m ptx
 	.venv-student/bin/python -m pytest tests/core/test_import_order.py
 

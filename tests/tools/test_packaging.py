@@ -31,7 +31,8 @@ def conda_requirements() -> dict[str, str]:
         (ROOT / "environment.yml").read_text().split("dependencies:")[1],
         re.M,
     )
-    return dict(parse(line) for line in lines if not line.startswith(("pip", "python")))
+    conda_only = ("pip", "python", "cuda-nvcc", "cuda-nvrtc")  # the cu12 wheels' conda names
+    return dict(parse(line) for line in lines if not line.startswith(conda_only))
 
 
 def test_environment_yml_matches_pyproject():
@@ -70,7 +71,8 @@ def test_ci_installs_the_cuda_compiler_and_make_passes_it_on():
     makefile = (ROOT / "Makefile").read_text()
     extras_line = next(line for line in makefile.splitlines() if line.startswith("EXTRAS"))
     assert "lab,test" in extras_line and "$(CUDA)" in extras_line
-    assert 'install --quiet -e ".[$(EXTRAS)]"' in makefile
+    assert "STAMP  := $(VENV)/.installed-$(subst $(COMMA),-,$(EXTRAS))" in makefile
+    assert 'install --quiet -e ".[$(subst -,$(COMMA),$*)]"' in makefile  # the stamp's extras
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
@@ -118,6 +120,7 @@ def test_the_layout_of_contributing_names_every_module_and_nothing_else():
     for package, folder in (
         ("gpgpu_lessons", ROOT / "gpgpu_lessons"),
         ("gpgpu_tools", ROOT / "tools" / "gpgpu_tools"),
+        ("gpgpu_instructor", ROOT / "instructor" / "gpgpu_instructor"),
     ):
         entries = {p.name for p in folder.iterdir() if not p.name.startswith(("_", "."))}
         entries = {
@@ -180,4 +183,26 @@ def test_make_test_hands_out_the_slowest_files_first():
     missing = [path for path in SLOWEST_FIRST if not (ROOT / path).is_file()]
     assert not missing, (
         f"tests/conftest.py's SLOWEST_FIRST names files that do not exist: {missing}"
+    )
+
+
+def test_make_says_which_python_before_pip_fails():
+    import subprocess
+    import sys
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.10,<3.15"
+    assert "tools/python_check.py" in (ROOT / "Makefile").read_text()
+    check = (ROOT / "tools" / "python_check.py").read_text()
+    assert "OLDEST, NEWEST = (3, 10), (3, 14)" in check
+    ok = subprocess.run([sys.executable, str(ROOT / "tools" / "python_check.py")])
+    assert ok.returncode == 0
+    newer = check.replace("sys.version_info[:2]", "(3, 15)").replace(
+        "sys.version_info[:3]", "(3, 15, 0)"
+    )
+    refused = subprocess.run([sys.executable, "-c", newer], capture_output=True, text=True)
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        "Python 3.15.0 is not supported: use Python 3.10 to 3.14 (numba-cuda 0.30 ends at 3.14), "
+        "e.g. make PYTHON=python3.12"
     )
