@@ -113,16 +113,39 @@ def notebook_cells(lesson) -> list[dict]:
 
 
 def write_notebook(path: Path, notebook: dict) -> None:
+    """Write a notebook as the repository stores them (indented JSON, UTF-8 text)."""
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
+def _unchanged(cell: dict, old: dict | None) -> dict | None:
+    """The old cell where it is the same cell with the same source and tags, else None."""
+    same = (
+        old is not None
+        and old["cell_type"] == cell["cell_type"]
+        and "".join(old["source"]) == "".join(cell["source"])
+        and old["metadata"].get("tags") == cell["metadata"].get("tags")
+        and old["metadata"].get("slideshow") == cell["metadata"].get("slideshow")
+    )
+    return old if same else None
+
+
 def append(notebook_path, lesson=None) -> int:
-    """Append (or replace) a lesson's exercise cells at the end of its notebook; return how many."""
+    """Append (or replace) a lesson's exercise cells at the end of its notebook; return how many.
+
+    A cell whose source did not change stays as it was, its stored outputs (a GPU run's) too; a
+    changed one, and the cells of its exercise after it, start without."""
     path = Path(notebook_path)
     lesson = lesson if lesson is not None else path.name[:2]
     notebook = json.loads(path.read_text())
     kept = [c for c in notebook["cells"] if not c.get("metadata", {}).get(MARKER)]
-    added = notebook_cells(lesson)
+    before = {c.get("id"): c for c in notebook["cells"] if c.get("metadata", {}).get(MARKER)}
+    added, changed = [], False
+    for cell in notebook_cells(lesson):
+        if cell["metadata"]["slideshow"]["slide_type"] == "slide":
+            changed = False  # an exercise's first cell: what follows is graded anew if it changed
+        old = None if changed else _unchanged(cell, before.get(cell["id"]))
+        changed = changed or old is None
+        added.append(old or cell)
     notebook["cells"] = kept + added
     write_notebook(path, notebook)
     return len(added)

@@ -3,6 +3,7 @@ clear messages for calls the grader cannot run."""
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from exercise_fixtures import *  # noqa: F403 (the fixtures)
@@ -15,6 +16,7 @@ from gpgpu_lessons import exercises
 from gpgpu_lessons.exercises import cells, registry
 
 SEED = 7
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_catalogue_has_at_least_four_exercises_per_lesson_and_thirty_in_all():
@@ -284,3 +286,27 @@ def test_lessons_are_discovered_not_listed(tmp_path):
     assert registry.lesson_title("03") == "Bank conflicts"
     with pytest.raises(ValueError, match="there is no lesson '09'; the lessons are 00, 01"):
         registry.lesson_exercises("09")
+
+
+def test_appending_keeps_the_stored_outputs_of_unchanged_cells(tmp_path):
+    import shutil
+
+    from gpgpu_lessons.exercises import cells as notebook_cells
+
+    source = sorted((ROOT / "notebooks").glob("01_*.ipynb"))[0]
+    copy = tmp_path / source.name
+    shutil.copy(source, copy)
+    notebook_cells.append(copy)
+    assert copy.read_text() == source.read_text()  # up to date: nothing changes
+    notebook = json.loads(copy.read_text())
+    skeleton = next(c for c in notebook["cells"] if "exercise" in c["metadata"].get("tags", []))
+    skeleton["source"] = ["# an old skeleton"]
+    copy.write_text(json.dumps(notebook))
+    notebook_cells.append(copy)
+    after = json.loads(copy.read_text())["cells"]
+    index = next(k for k, c in enumerate(after) if c["id"] == skeleton["id"])
+    assert "".join(after[index]["source"]) == registry.get("01.1").skeleton.rstrip("\n")
+    grading = next(c for c in after[index + 1 :] if c["cell_type"] == "code")
+    assert grading["outputs"] == []  # its grading cell: graded anew
+    later = [c for c in after[index + 1 :] if c["cell_type"] == "code" and c["outputs"]]
+    assert later, "the other exercises' cells keep their outputs"
