@@ -202,7 +202,11 @@ def _stopped(job: Job, child: subprocess.Popen, timed_out: bool, limit_s: float)
         why = f"the process grading it was ended by signal {-child.returncode} (out of memory?)"
     else:
         why = f"the process grading it ended (exit status {child.returncode})"
-    text = f"✗ not yet · {exercise.id} {exercise.title}\n- Your cell for {exercise.id}: {why}."
+    cell = job.filename.strip("<>").split(":")[0]  # "code cell 7"
+    text = (
+        f"✗ not yet · {exercise.id} {exercise.title}\n- The cell that defines "
+        f"`{exercise.name}` ({cell}): {why}."
+    )
     return Verdict(job.id, False, text)
 
 
