@@ -114,9 +114,10 @@ def _scores(course: Path) -> dict[str, float]:
 
 
 def _feedback_text(course: Path, name: str) -> str:
-    """The student's feedback page as text: tags (the traceback's colours) dropped, unescaped."""
-    page = course / "feedback" / name / ASSIGNMENT / f"{ASSIGNMENT}.html"
-    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+    """The student's feedback page as text: styles, scripts and tags dropped, unescaped."""
+    page = (course / "feedback" / name / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    page = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_output
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 
 from . import SETTINGS, Settings, question_name
 
@@ -22,6 +22,7 @@ from . import SETTINGS, Settings, question_name
 class Judge(Preprocessor):
     """Writes every test cell's output from the judge's verdict (it replaces Execute)."""
 
+    enabled = Bool(True)  # nbconvert's preprocessors are off unless told: a grade must run
     folder = Unicode("", help="the folder of each lesson's settings and hidden cases").tag(
         config=True
     )
@@ -31,23 +32,24 @@ class Judge(Preprocessor):
         settings = Settings.read(Path(self.folder) / name / SETTINGS)
         verdicts = {question_name(v.id): v for v in settings.grade(nb)}
         for cell in nb.cells:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
             if cell.cell_type != "code":
                 continue
             cell.outputs = []
-            verdict = verdicts.get(grade_id.removesuffix("_test"))
-            if verdict is None or not grade_id.endswith("_test"):
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if not meta.get("grade") or meta.get("solution"):
                 continue
-            if verdict.passed:
+            verdict = verdicts.get(meta.get("grade_id", "").removesuffix("_test"))
+            if verdict is None:  # a test cell the judge did not grade earns nothing
+                text = f"✗ not graded: the test cell {meta.get('grade_id')!r} is not an exercise's"
+                cell.outputs = [_error(text)]
+            elif verdict.passed:
                 cell.outputs = [new_output("stream", name="stdout", text=verdict.text + "\n")]
             else:
-                first = verdict.text.splitlines()[0]
-                cell.outputs = [
-                    new_output(
-                        "error",
-                        ename="Not yet",
-                        evalue=first,
-                        traceback=verdict.text.splitlines(),
-                    )
-                ]
+                cell.outputs = [_error(verdict.text)]
         return nb, resources
+
+
+def _error(text: str):
+    """A test cell's output that nbgrader scores 0, showing the grader's words and no more."""
+    lines = text.splitlines()
+    return new_output("error", ename="Not yet", evalue=lines[0], traceback=lines)
