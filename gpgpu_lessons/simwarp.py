@@ -665,16 +665,19 @@ def _manager_run(self, grid_point, *args):
 
     Whatever ends the block early (an exception in one thread, the launch's time limit, a
     KeyboardInterrupt in the caller) ends every thread of the block first (`watchdog.stop`).
+    Ctrl-C is held back until the next `watchdog.tick`: an interrupt inside `Thread.start` would
+    leave a thread that is started but not yet alive, which `stop` cannot see.
     """
     from numba.cuda.simulator.kernel import BlockThread
 
     block = self._simwarp = _Block(self._block_dim, grid_point)
     threads = []
-    try:
-        _run_block(self, block, threads, BlockThread, grid_point, args)
-    except BaseException:
-        watchdog.stop(threads, block)
-        raise
+    with watchdog.held_interrupts():
+        try:
+            _run_block(self, block, threads, BlockThread, grid_point, args)
+        except BaseException:
+            watchdog.stop(threads, block)
+            raise
 
 
 def _run_block(self, block, threads, BlockThread, grid_point, args):

@@ -5,17 +5,28 @@ loop without ``i += stride``) would spin for ever, and interrupting the notebook
 Jupyter's interrupt) used to stop only the main thread, leaving the kernel's threads spinning and
 every later launch slow. Here:
 
-- `limit(seconds, kernel)` (the graders and the tracer wrap each launch in it) sets a deadline;
-  the simulator's block manager (patched by `simwarp`) calls `tick` while the block's threads run,
-  and past the deadline `LaunchTimeout` is raised, naming the line where the threads spin and,
-  when the source says it, why ("the loop at line 7 never advances i");
+- `limit(seconds, kernel)` (the graders and the tracer wrap each launch in it) gives the launch
+  `seconds` of CPU time: the process's CPU time (``time.process_time()``, all threads together)
+  used since the launch started, so that a busy machine, which slows the launch down but does not
+  make it do more work, never stops a kernel that would pass on an idle one. A launch that makes
+  no progress without using CPU (threads waiting for ever) is stopped by a wall-clock backstop,
+  `BACKSTOP_TIMES` the limit and at least `BACKSTOP_MIN_S` seconds. The simulator's block
+  manager (patched by `simwarp`) calls `tick` while the block's threads run, and past either
+  limit `LaunchTimeout` is raised, naming the line where the threads spin and, when the source
+  says it, why ("the loop at line 7 never advances i");
+- while a block runs (`held_interrupts`), Ctrl-C (SIGINT) is held back and raised by the next
+  `tick`, never half-way through starting a thread (a thread started but not yet running is one
+  that `stop` could not see);
 - whatever ends a block early (the time limit, KeyboardInterrupt, an exception in one thread),
-  `stop` ends every thread of the block: waiting threads are woken with their abort flag set,
-  running ones get an exception raised inside them (CPython's PyThreadState_SetAsyncExc, the
-  only way to stop a Python thread from outside; it costs nothing while the kernel runs).
+  `stop` ends every thread of the block before it returns: waiting threads are woken with their
+  abort flag set, running ones get an exception raised inside them (CPython's
+  PyThreadState_SetAsyncExc, the only way to stop a Python thread from outside; it costs nothing
+  while the kernel runs).
 
-The default limit is `DEFAULT_S` seconds per launch, or the environment variable
-``GPGPU_LAUNCH_LIMIT_S``; ``limit(None)`` uses it, ``limit(0)`` means no limit.
+The default limit is `DEFAULT_S` seconds of CPU time per launch, or the environment variable
+``GPGPU_LAUNCH_LIMIT_S``; ``limit(None)`` uses it, ``limit(0)`` means no limit. A value that is
+not a number of seconds >= 0 raises `BadLimit` (a ValueError), which the grader reports as a
+problem of the setup, not of the student's kernel.
 """
 
 from __future__ import annotations
@@ -24,16 +35,26 @@ import ast
 import contextlib
 import ctypes
 import linecache
+import math
 import os
+import signal
 import sys
 import threading
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 
-DEFAULT_S = 30.0  # the slowest reference solution launch: 0.42 s on a loaded 2-core machine
+DEFAULT_S = 30.0  # CPU s; the slowest reference solution launch: 0.42 s on a loaded 2-core machine
 ENVIRONMENT = "GPGPU_LAUNCH_LIMIT_S"
-STOP_WAIT_S = 1.5  # how long `stop` waits for the threads of a block to end
+BACKSTOP_TIMES = 10  # the wall-clock backstop: this many times the limit ...
+BACKSTOP_MIN_S = 60.0  # ... and at least this many seconds
+STOP_WAIT_S = 30.0  # how long `stop` waits for the threads of a block to end (they take ms)
+RAISE_AGAIN_S = 0.5  # how long a thread may take to get the exception before it is raised again
+
+# The host's clocks, kept here: a pretend GPU (exercises.fakegpu) replaces the time module's own
+_cpu_clock = time.process_time
+_wall_clock = time.monotonic
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _OURS = (
@@ -54,48 +75,71 @@ class LaunchTimeout(RuntimeError):
         self.file = file
 
 
+class BadLimit(ValueError):
+    """A time limit that is not a number of seconds >= 0 (GPGPU_LAUNCH_LIMIT_S or limit_s=):
+    a problem of the setup, not of the kernel."""
+
+
 class Stopped(Exception):
     """Raised inside a simulator thread to end it (a subclass of Exception: the simulator's
     thread wrapper catches it and the thread ends quietly)."""
 
 
 def default_limit() -> float:
-    """Seconds a graded or traced launch may take: GPGPU_LAUNCH_LIMIT_S, else DEFAULT_S."""
+    """CPU seconds a graded or traced launch may take: GPGPU_LAUNCH_LIMIT_S, else DEFAULT_S."""
     text = os.environ.get(ENVIRONMENT, "").strip()
     if not text:
         return DEFAULT_S
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(
-            f"{ENVIRONMENT}={text!r}: give the time limit of a simulated launch in seconds "
-            "(0 for none)"
-        ) from None
-    if value < 0:
-        raise ValueError(f"{ENVIRONMENT}={text!r}: the time limit must be >= 0 (0 for none)")
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise BadLimit(
+            f"{ENVIRONMENT} must be a number of seconds >= 0 (0: no limit), got {text!r}: "
+            f"set it to e.g. {DEFAULT_S:g}, or unset it for the default"
+        )
     return value
 
 
 @dataclass
 class _Limit:
-    seconds: float
-    deadline: float
+    seconds: float  # of CPU time; 0: no limit
+    cpu_start: float
+    wall_start: float
     kernel: object  # the kernel's Python function (for its name)
+
+    @property
+    def backstop(self) -> float:
+        """Wall-clock seconds the launch may take, whatever CPU time it uses."""
+        return max(BACKSTOP_TIMES * self.seconds, BACKSTOP_MIN_S)
+
+    def passed(self) -> tuple[float, float] | None:
+        """(CPU s, wall s) used so far once past the limit or the backstop, else None."""
+        if not self.seconds:
+            return None
+        cpu, wall = _cpu_clock() - self.cpu_start, _wall_clock() - self.wall_start
+        return (cpu, wall) if cpu >= self.seconds or wall >= self.backstop else None
+
+
+def _check_seconds(seconds) -> float:
+    ok = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    if not (ok and math.isfinite(seconds) and seconds >= 0):
+        raise BadLimit(
+            f"limit_s={seconds!r}: give the time limit of a launch in seconds of CPU time "
+            "(0 for none)"
+        )
+    return float(seconds)
 
 
 @contextlib.contextmanager
 def limit(seconds: float | None = None, kernel=None):
-    """Launches made inside this block raise LaunchTimeout after `seconds` (None: the default;
-    0: no limit). Nested limits: the innermost applies."""
-    if seconds is None:
-        seconds = default_limit()
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-        raise ValueError(
-            f"limit_s={seconds!r}: give the time limit of a launch in seconds (0 for none)"
-        )
+    """Launches made inside this block raise LaunchTimeout after `seconds` of CPU time (None: the
+    default; 0: no limit), or at the wall-clock backstop. Nested limits: the innermost applies."""
+    seconds = default_limit() if seconds is None else _check_seconds(seconds)
     previous = getattr(_local, "limit", None)
-    deadline = time.monotonic() + seconds if seconds else float("inf")
-    _local.limit = _Limit(float(seconds), deadline, getattr(kernel, "py_func", kernel))
+    kernel = getattr(kernel, "py_func", kernel)
+    _local.limit = _Limit(seconds, _cpu_clock(), _wall_clock(), kernel)
     try:
         yield
     finally:
@@ -103,20 +147,66 @@ def limit(seconds: float | None = None, kernel=None):
 
 
 def tick(threads) -> None:
-    """Called by the block manager while `threads` run: past the deadline, stop them and raise."""
+    """Called by the block manager while `threads` run: raise a held-back Ctrl-C; past the limit
+    or the backstop, stop the threads and raise LaunchTimeout."""
+    _deliver_interrupt()
     current = getattr(_local, "limit", None)
-    if current is None or time.monotonic() < current.deadline:
+    used = None if current is None else current.passed()
+    if used is None:
         return
-    error = timeout_error(threads, current)
+    error = timeout_error(threads, current, *used)
     stop(threads)
     raise error
 
 
-def _async_raise(thread: threading.Thread) -> None:
-    if thread.ident is not None:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(
-            ctypes.c_ulong(thread.ident), ctypes.py_object(Stopped)
-        )
+# ---- Ctrl-C while a block runs ---------------------------------------------------------------
+
+
+@dataclass
+class _Held:
+    handler: object  # the SIGINT handler before the block
+    pending: list  # (signum, frame) of each interrupt not yet raised
+
+
+@contextlib.contextmanager
+def held_interrupts():
+    """Inside the block, Ctrl-C (SIGINT) is held back until the next `tick` or the block's end,
+    where the handler it would have run runs (KeyboardInterrupt). Only in the main thread, where
+    Python runs signal handlers; nested blocks hold it once."""
+    handler = signal.getsignal(signal.SIGINT)
+    main = threading.current_thread() is threading.main_thread()
+    if not main or not callable(handler) or getattr(_local, "held", None) is not None:
+        yield
+        return
+    held = _local.held = _Held(handler, [])
+    signal.signal(signal.SIGINT, lambda signum, frame: held.pending.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        _local.held = None
+        if held.pending:
+            handler(*held.pending[0])
+
+
+def _deliver_interrupt() -> None:
+    """Run the handler of a held-back Ctrl-C now (it raises KeyboardInterrupt)."""
+    held = getattr(_local, "held", None)
+    if held is not None and held.pending:
+        held.handler(*held.pending.pop(0))
+
+
+# ---- ending the threads of a block -----------------------------------------------------------
+
+
+def _async_raise(thread: threading.Thread) -> bool:
+    """Raise Stopped inside the thread; False when it is not running yet (no ident)."""
+    if thread.ident is None:
+        return False
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread.ident), ctypes.py_object(Stopped)
+    )
+    return True
 
 
 def _quiet_hook(previous):
@@ -132,32 +222,59 @@ def _quiet_hook(previous):
 
 def stop(threads, block=None) -> list:
     """End every thread of a block: wake the waiting ones (abort flag), raise Stopped inside the
-    running ones, and wait up to STOP_WAIT_S for all of them. Returns the threads still alive."""
+    running ones, and wait up to STOP_WAIT_S for all of them to end (Ctrl-C is held back
+    meanwhile). Returns the threads still alive (none, unless one is stuck outside Python)."""
     threads = list(threads)
-    for t in threads:
-        t.abort = True
-        t.syncthreads_blocked = False
-        t.syncthreads_event.set()
-    if block is not None:
-        block.abort()
-    alive = [t for t in threads if t.is_alive()]
-    if not alive:
-        return []
+    with held_interrupts():
+        for t in threads:
+            t.abort = True
+            t.syncthreads_blocked = False
+            t.syncthreads_event.set()
+        if block is not None:
+            block.abort()
+        alive = _unfinished(threads)
+        if alive:
+            alive = _end(alive)
+    if alive:
+        warnings.warn(
+            f"{len(alive)} simulator thread(s) did not stop within {STOP_WAIT_S:g} s; if later "
+            "launches are slow, restart the kernel",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return alive
+
+
+def _unfinished(threads) -> list:
+    """The threads started and not yet ended (threading.enumerate() lists those still starting)."""
+    running = set(threading.enumerate())
+    return [t for t in threads if t in running]
+
+
+def _end(alive) -> list:
+    """Raise Stopped in each thread (again, after RAISE_AGAIN_S, in those that have not caught
+    it) and wait until they have all ended, or STOP_WAIT_S has passed."""
     previous, unraisable = threading.excepthook, sys.unraisablehook
     threading.excepthook = _quiet_hook(previous)
     sys.unraisablehook = _quiet_hook(unraisable)
     switch = sys.getswitchinterval()
     sys.setswitchinterval(min(switch, 0.001))  # hand the GIL round quickly: each thread ends
     try:
-        deadline = time.monotonic() + STOP_WAIT_S
-        for attempt in range(3):
+        deadline = _wall_clock() + STOP_WAIT_S
+        raised: dict = {}  # thread -> when Stopped was last raised in it
+        while alive and _wall_clock() < deadline:
+            now = _wall_clock()
             for t in alive:
-                _async_raise(t)
+                caught = getattr(t, "exception", None) is not None  # it is ending
+                if not caught and now - raised.get(t, -math.inf) >= RAISE_AGAIN_S:
+                    if _async_raise(t):
+                        raised[t] = now
             for t in alive:
-                t.join(max(0.0, (deadline - time.monotonic()) / (3 - attempt)))
-            alive = [t for t in alive if t.is_alive()]
-            if not alive:
-                break
+                if t.is_alive():
+                    t.join(max(0.0, min(0.05, deadline - _wall_clock())))
+                else:
+                    time.sleep(0.001)  # not yet running: it ends once it starts
+            alive = _unfinished(alive)
     finally:
         sys.setswitchinterval(switch)
         threading.excepthook, sys.unraisablehook = previous, unraisable
@@ -182,8 +299,23 @@ def _user_frame(frame):
     return None
 
 
-def timeout_error(threads, current: _Limit) -> LaunchTimeout:
-    """The LaunchTimeout for threads still running at the deadline: where they are, and why."""
+def _after(current: _Limit, cpu: float, wall: float) -> str:
+    """'after 30 s of CPU time (...)', or the backstop's words when the wall clock ran out."""
+    how = f"limit_s= or {ENVIRONMENT} changes it"
+    if cpu >= current.seconds:
+        return (
+            f"after {current.seconds:g} s of CPU time (the time limit of a simulated launch: {how})"
+        )
+    return (
+        f"after {wall:.3g} s on the clock, having used {cpu:.3g} of its {current.seconds:g} s of "
+        f"CPU time (a launch that waits without working stops at {BACKSTOP_TIMES} times the "
+        f"limit, at least {BACKSTOP_MIN_S:g} s: {how})"
+    )
+
+
+def timeout_error(threads, current: _Limit, cpu=None, wall=0.0) -> LaunchTimeout:
+    """The LaunchTimeout for threads still running at the deadline (`cpu` and `wall` seconds
+    used; cpu None: the limit): where they are, and why."""
     frames = sys._current_frames()
     places: Counter = Counter()
     for t in threads:
@@ -192,10 +324,9 @@ def timeout_error(threads, current: _Limit) -> LaunchTimeout:
             if frame is not None:
                 places[(frame.f_code.co_filename, frame.f_lineno)] += 1
     name = getattr(current.kernel, "__name__", "the kernel")
-    seconds = f"{current.seconds:g} s"
-    how = f"(the time limit of a simulated launch: limit_s= or {ENVIRONMENT} changes it)"
+    after = _after(current, current.seconds if cpu is None else cpu, wall)
     if not places:
-        return LaunchTimeout(f"{name} was still running after {seconds} {how}")
+        return LaunchTimeout(f"{name} was still running {after}")
     (file, line), count = places.most_common(1)[0]
     text = linecache.getline(file, line).strip()
     running = sum(places.values())
@@ -203,12 +334,12 @@ def timeout_error(threads, current: _Limit) -> LaunchTimeout:
     where = f"line {line}" + (f" `{text}`" if text else "")
     if why:
         message = (
-            f"{name} was stopped after {seconds} {how}: {why}; {count} of {running} running "
+            f"{name} was stopped {after}: {why}; {count} of {running} running "
             f"threads were at {where}"
         )
     else:
         message = (
-            f"{name} was stopped after {seconds} {how}: threads were still running {where} "
+            f"{name} was stopped {after}: threads were still running {where} "
             f"({count} of {running} running threads)"
         )
     return LaunchTimeout(message, line, file)

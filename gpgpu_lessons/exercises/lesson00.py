@@ -154,11 +154,50 @@ def saxpy_gbs(n, ms):
 
 
 def _timer_call(fn, gpu: FakeGPU, repeat: int):
-    with gpu.installed():
+    """fn(gpu.run, repeat) on the pretend GPU's virtual clock: (the answer, None) or (None, why).
+    Whichever way fn reads the clock (time.perf_counter, `from time import ...`, CUDA events),
+    it reads the virtual one, so the answer is the same on a busy machine and on an idle one."""
+    with gpu.installed(fn):
         try:
             return fn(gpu.run, repeat), None
         except NotReady as error:
             return None, str(error)
+
+
+def _unit(got, ms) -> str:
+    """'seconds' or 'microseconds' when `got` is `ms` milliseconds in that unit, else ''."""
+    if math.isclose(got * 1e3, ms, rel_tol=0.2):
+        return "seconds"
+    if math.isclose(got / 1e3, ms, rel_tol=0.2):
+        return "microseconds"
+    return ""
+
+
+def _timer_too_fast(got, kernel_ms) -> str:
+    says = f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} ms."
+    if _unit(got, kernel_ms) == "seconds":
+        return f"{says} That is in seconds: multiply the difference of two clock reads by 1e3."
+    return (
+        f"{says} A launch only queues the work and returns at once: stop the clock "
+        "after `cuda.synchronize()` (or time with CUDA events)."
+    )
+
+
+def _timer_too_slow(got, gpu: FakeGPU, kernel_ms, repeat) -> str:
+    says = f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} ms."
+    if gpu.compile_timed():
+        return (
+            f"{says} The first call compiles the kernel (here {gpu.compile_ms:g} ms) and your "
+            "timer counts it: call run() once before timing (a warm-up)."
+        )
+    if math.isclose(got, repeat * kernel_ms, rel_tol=0.2):
+        return f"{says} That is all {repeat} launches together: divide by repeat."
+    if _unit(got, kernel_ms) == "microseconds":
+        return f"{says} That is in microseconds: multiply the seconds by 1e3, not 1e6."
+    return (
+        f"{says} Something besides the launches is timed (a time.sleep?): start the clock "
+        "right before the timed launches and stop it right after `cuda.synchronize()`."
+    )
 
 
 def _check_timer(fn):
@@ -174,20 +213,16 @@ def _check_timer(fn):
             f"`time_kernel(run, {repeat})` launched run() {gpu.launches} times; time "
             f"{repeat} launches"
         ]
-    findings = []
+    if gpu.reads == 0 and gpu.events == 0:
+        return [
+            "`time_kernel` reads no wall clock (`time.perf_counter()`, `time.time()`, ...) and "
+            "records no CUDA event: time the launches rather than return a number"
+        ]
     if got < 0.5 * kernel_ms:
-        findings.append(
-            f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} "
-            "ms. A launch only queues the work and returns at once: stop the clock "
-            "after `cuda.synchronize()` (or time with CUDA events)."
-        )
-    elif got > 2 * kernel_ms:
-        findings.append(
-            f"Your timer says {got:.3g} ms per launch; the kernel takes {kernel_ms:g} "
-            f"ms. The first call compiles the kernel (here {compile_ms:g} ms) and your "
-            "timer counts it: call run() once before timing (a warm-up)."
-        )
-    return findings
+        return [_timer_too_fast(got, kernel_ms)]
+    if got > 2 * kernel_ms:
+        return [_timer_too_slow(got, gpu, kernel_ms, repeat)]
+    return []
 
 
 TIMER = Exercise(
@@ -239,22 +274,36 @@ def _check_events(fn):
             "call `start.record()` before and `end.record()` after run()."
         )
     if got < 0.5 * typical:
-        findings.append(
-            f"Your answer {got:.3g} ms is below the kernel's {typical:g} ms: did you "
-            "record the end event after run(), and wait for it?"
-        )
-    elif got > 1.5 * typical:
-        mean = (3 * slow + 12 * typical) / 15
         why = (
-            "that is the mean: a few slow runs (another program, clocks ramping up) pull it "
-            "up; report the median (`statistics.median`)"
-            if abs(got - mean) < 0.3 * mean
-            else "something extra is timed (the first, compiling call?)"
+            "that is in seconds: `elapsed_time` gives milliseconds already."
+            if _unit(got, typical) == "seconds"
+            else "did you record the end event after run(), and wait for it?"
         )
+        findings.append(f"Your answer {got:.3g} ms is below the kernel's {typical:g} ms: {why}")
+    elif got > 1.5 * typical:
+        why = _events_too_slow(got, gpu, typical, slow)
         findings.append(
             f"Your answer {got:.3g} ms is above a typical launch ({typical:g} ms): {why}."
         )
     return findings
+
+
+def _events_too_slow(got, gpu: FakeGPU, typical, slow) -> str:
+    """Why the answer of `time_events` is above a typical launch."""
+    if gpu.compile_timed():
+        return (
+            f"something extra is timed: the first call compiles the kernel (here "
+            f"{gpu.compile_ms:g} ms) and your timing counts it; call run() once before timing"
+        )
+    mean = (3 * slow + 12 * typical) / 15
+    if abs(got - mean) < 0.3 * mean:
+        return (
+            "that is the mean: a few slow runs (another program, clocks ramping up) pull it "
+            "up; report the median (`statistics.median`)"
+        )
+    if _unit(got, typical) == "microseconds":
+        return "that is in microseconds: `elapsed_time` gives milliseconds already"
+    return "something extra is timed (a time.sleep, or more than one launch per sample?)"
 
 
 EVENTS = Exercise(
