@@ -376,6 +376,34 @@ def _target_names(target) -> set:
     return set()
 
 
+def _counters(tree, loop) -> set:
+    """The names the loop's condition reads as numbers that could end it: not an array (`out`
+    in `out.size`, `len(out)`, `x[i]`), not a function it calls; the kernel's own variables
+    (`i`) before its parameters (`n`, a bound), and module constants only when nothing else."""
+    test = loop.test
+    arrays = {
+        n.value.id
+        for n in ast.walk(test)
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.value, ast.Name)
+    }
+    for call in (n for n in ast.walk(test) if isinstance(n, ast.Call)):
+        arrays |= _names_loaded(call.func)
+        if getattr(call.func, "id", None) == "len":
+            arrays |= {a.id for a in call.args if isinstance(a, ast.Name)}
+    read = _names_loaded(test) - arrays - {"cuda", "True", "False"}
+    functions = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and n.lineno <= loop.lineno <= (n.end_lineno or 0)
+    ]
+    if not functions:
+        return read
+    function = max(functions, key=lambda n: n.lineno)
+    parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    local = read & (_names_assigned(function.body) - parameters)
+    return local or (read & parameters) or read
+
+
 def loop_reason(file: str, line: int) -> str:
     """Why the `while` loop around `line` never ends, when its source says so (else '')."""
     source = "".join(linecache.getlines(file))
@@ -395,7 +423,7 @@ def loop_reason(file: str, line: int) -> str:
     if isinstance(loop.test, ast.Constant) and loop.test.value:
         return f"the loop at line {loop.lineno} (`while {condition}`) has no end"
     changed = _names_assigned(loop.body + [loop.test])
-    read = sorted(_names_loaded(loop.test) - changed - {"cuda", "True", "False"})
+    read = sorted(_counters(tree, loop) - changed)
     memory = any(isinstance(n, ast.Subscript) for n in ast.walk(loop.test))
     if _names_loaded(loop.test) & changed:
         return ""

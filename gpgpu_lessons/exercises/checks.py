@@ -7,10 +7,12 @@ barriers and uninitialised reads into sentences; every exercise applies it.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 from dataclasses import dataclass
 
+from . import shapes
 from .tracing import Hazard, Observation, source_line
 
 _VERB = {"load": "reads", "store": "writes", "atomic": "updates"}
@@ -28,7 +30,116 @@ def _line(row_or_number, kernel) -> str:
 
 
 def _thread(thread) -> str:
-    return str(tuple(thread)) if isinstance(thread, (tuple, list)) else str(thread)
+    """A thread or block index as plain integers: (3,) or (3, 1)."""
+    if isinstance(thread, (tuple, list)):
+        return str(tuple(int(v) for v in thread))
+    return str(int(thread))
+
+
+_BARRIER_CALLS = ("syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or")
+
+
+class _Source:
+    """A kernel's source parsed: nodes found by absolute line, their parents, their text."""
+
+    def __init__(self, kernel):
+        self.tree, self.first, self.text = shapes.parsed(kernel)
+        self.parents: dict = {}
+        if self.tree is not None:
+            for node in ast.walk(self.tree):
+                for child in ast.iter_child_nodes(node):
+                    self.parents[child] = node
+
+    def line(self, node) -> int:
+        return self.first + node.lineno - 1
+
+    def code(self, node) -> str:
+        """The node's first line of source (a loop's or an `if`'s header, without the colon)."""
+        text = ast.get_source_segment(self.text, node) or ""
+        return _code(text.splitlines()[0]).rstrip(":") if text else ""
+
+    def calls(self, names, line=None) -> list:
+        """Calls of `cuda.<name>` (or `<name>`) for a name in `names`, at `line` when given."""
+        if self.tree is None:
+            return []
+        return [
+            node
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) in names
+            and (line is None or self.line(node) == line)
+        ]
+
+    def around(self, node) -> list:
+        """The `if`s and loops that hold node, innermost first (within the kernel)."""
+        found = []
+        while node in self.parents:
+            node = self.parents[node]
+            if isinstance(node, (ast.If, ast.For, ast.While)):
+                found.append(node)
+        return found
+
+    def returns_before(self, node) -> list:
+        """The `return` statements of the kernel before node (in the source), not in a nested
+        function."""
+        if self.tree is None:
+            return []
+        nested = [
+            n
+            for n in ast.walk(self.tree)
+            if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not self.tree
+        ]
+        inner = {id(m) for n in nested for m in ast.walk(n)}
+        return sorted(
+            (
+                n
+                for n in ast.walk(self.tree)
+                if isinstance(n, ast.Return) and id(n) not in inner and n.lineno < node.lineno
+            ),
+            key=lambda n: n.lineno,
+        )
+
+    def split(self, groups) -> ast.AST | None:
+        """The innermost `if` or loop that puts the calls of different groups (the calls at
+        each line) on different sides (its body, its `else`, outside it), or None."""
+        calls = [group[0] for group in groups if group]
+        if self.tree is None or len(calls) < 2:
+            return None
+
+        def side(branch, call) -> str:
+            for name in ("body", "orelse"):
+                block = getattr(branch, name)
+                if block and block[0].lineno <= call.lineno <= block[-1].end_lineno:
+                    return name
+            return "outside"
+
+        kinds = (ast.If, ast.For, ast.While)
+        branches = [n for n in ast.walk(self.tree) if isinstance(n, kinds)]
+        apart = [b for b in branches if len({side(b, c) for c in calls}) > 1]
+        return max(apart, key=lambda b: b.lineno, default=None)
+
+    def guard(self, node) -> str:
+        """`if i >= n: return` for a return in an `if`, else the return's own text."""
+        holder = self.parents.get(node)
+        if isinstance(holder, ast.If) and node in holder.body:
+            return f"{self.code(holder)}: {self.code(node)}"
+        return self.code(node)
+
+
+def source_text(kernel) -> str | None:
+    """The kernel's source without its comments, or None when it cannot be read."""
+    try:
+        text = inspect.getsource(getattr(kernel, "py_func", kernel))
+    except (OSError, TypeError):
+        return None
+    return re.sub(r"#.*", "", text)
+
+
+def source_calls(kernel, words) -> bool | None:
+    """True when the kernel's source (comments left out) names one of `words` (`shfl_`), None
+    when it cannot be read."""
+    code = source_text(kernel)
+    return None if code is None else any(word in code for word in words)
 
 
 _RACE = {
@@ -68,13 +179,9 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
         else ""
     )
     if hazard.kind == "barrier":
-        where = _line(lines[0], kernel) if lines else "a `cuda.syncthreads()`"
-        return (
-            f"{where[0].upper() + where[1:]} is reached by only part of the block{who}: a "
-            "barrier inside an `if` that not every thread takes. On a GPU this hangs or "
-            "silently misbehaves; move the barrier out of the branch so that every thread of "
-            "the block reaches it."
-        )
+        if len(set(lines)) > 1:
+            return _different_barriers(hazard, kernel)
+        return _partial_barrier(hazard, kernel)
     if hazard.kind == "uninitialised":
         where = _line(lines[0], kernel) if lines else "a line"
         return (
@@ -86,6 +193,145 @@ def describe_hazard(hazard: Hazard, kernel) -> str:
         where = _line(lines[0], kernel) if lines else "a line"
         return f"Out of bounds at {where}{who}: {hazard.detail}"
     return f"{hazard.kind}{who}: {hazard.detail}"
+
+
+def _capital(text: str) -> str:
+    return text[0].upper() + text[1:]
+
+
+_LOOP_FIX = (
+    "Make the loop's bounds the same for every thread of the block (start from the block's "
+    "first index, e.g. `cuda.blockIdx.x * cuda.blockDim.x`, and add `cuda.threadIdx.x` for "
+    "each thread's own index), and guard the work inside the loop with an `if` (`if j < n:`), "
+    "the barrier outside that `if`."
+)
+
+
+def _partial_barrier(hazard: Hazard, kernel) -> str:
+    """A barrier that some threads of the block never reach: what keeps them away (the loop,
+    the early return or the `if` around it, from the source), and the fix for that."""
+    line = hazard.lines[0] if hazard.lines else None
+    where = _line(line, kernel) if line else "a `cuda.syncthreads()`"
+    block = _thread(hazard.block) if hazard.block else "(0,)"
+    there, away = (list(hazard.threads) + [None, None])[:2]
+    counts = hazard.barriers if len(hazard.barriers) == 2 else None
+    source = _Source(kernel) if line and not _other_file(hazard, kernel) else None
+    call = next(iter(source.calls(_BARRIER_CALLS, line)), None) if source else None
+    around = source.around(call) if call is not None else []
+    returns = source.returns_before(call) if call is not None else []
+    inner = around[0] if around else None
+    undefined = (
+        "Every thread of the block must reach each `cuda.syncthreads()`: the CUDA programming "
+        "guide makes a barrier that only part of the block reaches undefined behaviour"
+    )
+    if isinstance(inner, ast.If):
+        taken = (
+            f", which thread {_thread(there)} of block {block} takes and thread "
+            f"{_thread(away)} does not"
+            if there is not None and away is not None
+            else ", which not every thread of the block takes"
+        )
+        return (
+            f"{_capital(where)} is reached by only part of the block: it is inside the `if` at "
+            f"line {source.line(inner)} (`{source.code(inner)}`){taken}. {undefined} (in a "
+            "branch: likely to hang or produce unintended side effects). Move the barrier out "
+            "of the `if`, so that every thread reaches it, and guard only the work with the `if`."
+        )
+    if returns:
+        back = returns[-1]
+        who = (
+            f": thread {_thread(away)} of block {block} returns there, while thread "
+            f"{_thread(there)} waits at the barrier"
+            if there is not None and away is not None
+            else ""
+        )
+        return (
+            f"{_capital(where)} is not reached by the threads that return early at line "
+            f"{source.line(back)} (`{source.guard(back)}`){who}. {undefined}; current GPUs "
+            "stop counting a thread at a barrier once it has exited, so it may seem to work, "
+            "but nothing guarantees it. Do not return before a barrier: guard the work with an "
+            "`if` (the loads and stores, e.g. `if i < n:`) and let every thread reach the "
+            "barrier."
+        )
+    if isinstance(inner, (ast.For, ast.While)):
+        times = (
+            f": thread {_thread(there)} of block {block} passes {counts[0]} barriers in all, "
+            f"thread {_thread(away)} only {counts[1]}"
+            if counts and there is not None and away is not None
+            else ""
+        )
+        return (
+            f"{_capital(where)} is inside the loop at line {source.line(inner)} "
+            f"(`{source.code(inner)}`), which runs a different number of times for different "
+            f"threads of the block{times}. So the threads reach the barrier a different number "
+            f"of times, and those that leave the loop early never reach its last ones. "
+            f"{undefined}. {_LOOP_FIX}"
+        )
+    who = (
+        f": thread {_thread(there)} of block {block} reaches it, thread {_thread(away)} does not"
+        if there is not None and away is not None
+        else ""
+    )
+    return (
+        f"{_capital(where)} is reached by only part of the block{who}. {undefined}. Put it "
+        "where every thread of the block gets to it: outside any `if`, after no early "
+        "`return`, in loops whose bounds are the same for the whole block."
+    )
+
+
+def _different_barriers(hazard: Hazard, kernel) -> str:
+    """Threads of a block waiting at different syncthreads calls at the same time: a branch
+    that divides the block; not allowed, even when each side holds whole warps."""
+    lines = list(hazard.lines)
+    block = _thread(hazard.block) if hazard.block else "(0,)"
+    counts = hazard.barriers if len(hazard.barriers) == len(lines) else [None] * len(lines)
+    waiting = ", ".join(
+        f"{n} thread(s) at {_line(line, kernel)}" if n else _line(line, kernel)
+        for n, line in zip(counts, lines)
+    )
+    source = None if _other_file(hazard, kernel) else _Source(kernel)
+    groups = [source.calls(_BARRIER_CALLS, line) for line in lines] if source else []
+    split = source.split(groups) if source else None
+    if isinstance(split, (ast.For, ast.While)):
+        return (
+            f"Threads of block {block} wait at different `cuda.syncthreads()` calls, each "
+            f"reached by only part of the block: {waiting}. The loop at line "
+            f"{source.line(split)} (`{source.code(split)}`) runs a different number of times "
+            "for different threads of the block, so those that leave it early wait at a "
+            "barrier after it while the others still wait in it. Every thread of the block must "
+            "reach the same `cuda.syncthreads()`, each one the same number of times (anything "
+            f"else is undefined behaviour in CUDA). {_LOOP_FIX}"
+        )
+    branch = (
+        f" (the `if` at line {source.line(split)}, `{source.code(split)}`, sends them apart)"
+        if split is not None
+        else ""
+    )
+    if hazard.whole_warps:
+        why = (
+            "Each side holds whole warps here, but that does not make it allowed: the two calls "
+            "are two different barriers, and CUDA's `__syncthreads()` requires every thread of "
+            "the block to reach the same one (the CUDA programming guide allows it in a branch "
+            "only when the condition is the same for the whole block). What it does is "
+            "undefined: it may seem to work on one GPU, or in the simulator, and not on another"
+        )
+    else:
+        why = (
+            "CUDA requires every thread of the block to reach the same `cuda.syncthreads()`: "
+            "in a branch that divides the block it is undefined behaviour (the CUDA programming "
+            "guide: likely to hang or produce unintended side effects)"
+        )
+    return (
+        f"Threads of block {block} wait at different `cuda.syncthreads()` calls, each reached "
+        f"by only part of the block: {waiting}{branch}. {why}. Put one `cuda.syncthreads()` "
+        "after the branch, outside it, where every thread of the block reaches it."
+    )
+
+
+def _other_file(hazard: Hazard, kernel) -> bool:
+    """True when the hazard's line is in another file than the kernel (a device function)."""
+    filename = getattr(getattr(kernel, "py_func", None), "__code__", None)
+    return bool(hazard.file) and filename is not None and hazard.file != filename.co_filename
 
 
 _RACE_FIX = {
@@ -328,11 +574,30 @@ class SourceUses:
     needs_trace = False
 
     def __call__(self, observation, kernel, case) -> list[str]:
-        try:
-            text = inspect.getsource(kernel.py_func)
-        except (OSError, TypeError):
-            return []
-        code = re.sub(r"#.*", "", text)
-        if any(word in code for word in self.words):
+        if source_calls(kernel, self.words) is not False:  # it does, or its source is unknown
             return []
         return [f"Your kernel does not use {self.what}, which this exercise asks for."]
+
+
+@dataclass(frozen=True)
+class NoReturnBefore:
+    """No `return` comes before a warp call that every lane must take part in (a ballot): the
+    source says it, whatever lanes the cases happen to send back."""
+
+    calls: tuple[str, ...]
+    what: str  # "the ballot"
+    fix: str = ""
+    needs_trace = False
+
+    def __call__(self, observation, kernel, case) -> list[str]:
+        source = _Source(kernel)
+        for call in source.calls(self.calls):
+            returns = source.returns_before(call)
+            if returns:
+                back, line = returns[-1], source.line(call)
+                return [
+                    f"Line {source.line(back)} `{source.guard(back)}` returns before "
+                    f"{self.what} at {_line(line, kernel)}: the lanes that return take no part "
+                    f"in it, and this exercise asks every lane of the warp to. {self.fix}".strip()
+                ]
+        return []

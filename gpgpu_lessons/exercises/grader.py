@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import textwrap
+import tokenize
 
 import numpy as np
 
@@ -50,10 +52,14 @@ def _kernel_type(fn) -> str:
 
 def configured_at_call_site(frame) -> bool:
     """True when the call in this frame passes `kernel[grid, block]` as its second argument
-    (a subscript by 2 to 4 values: grid, block, stream, shared bytes).
+    or as `fn=` (a subscript by 2 to 4 values: grid, block, stream, shared bytes), or passes a
+    name set to such a subscript before (`k = reverse[4, 32]`, then `grade("01.1", k)`).
 
     The simulator's `kernel[grid, block]` returns the kernel itself (configured), so the object
-    cannot tell; the caller's source can (a notebook cell's too: IPython keeps it in linecache).
+    alone cannot tell; the caller's source can (a notebook cell's too: IPython keeps it in
+    linecache): the call, the caller's code before it, and the statement that configured the
+    kernel, which `running.configured_at` remembers until the kernel is launched (an earlier
+    cell). A subscript of something else than a kernel (a table of kernels) is no launch.
     """
     try:
         info = inspect.getframeinfo(frame, context=0)
@@ -68,13 +74,99 @@ def configured_at_call_site(frame) -> bool:
         calls = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)]
     except (IndexError, SyntaxError, TypeError, ValueError, UnicodeDecodeError):
         return False
-    return any(
-        isinstance(argument, ast.Subscript)
-        and isinstance(argument.slice, ast.Tuple)
-        and 2 <= len(argument.slice.elts) <= 4
-        for call in calls
-        for argument in [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "fn")]
-    )
+    for call in calls:
+        for argument in [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "fn")]:
+            if isinstance(argument, ast.Name):
+                name = argument.id
+                argument = _assigned(frame, lines, name, before=info.lineno)
+                if argument is None:
+                    argument = _configured_by(_look_up(frame, [name]), name)
+            if _launch_subscript(argument, frame):
+                return True
+    return False
+
+
+def _look_up(frame, path):
+    """The value of a name (and attributes after it) in the frame, or None."""
+    value = frame.f_locals.get(path[0], frame.f_globals.get(path[0]))
+    for name in path[1:]:
+        value = getattr(value, name, None)
+    return value
+
+
+def _launch_subscript(node, frame) -> bool:
+    """True for `kernel[grid, block]` (2 to 4 values) whose `kernel` is a kernel, or cannot be
+    looked up (`make()[4, 32]`)."""
+    if not (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Tuple)
+        and 2 <= len(node.slice.elts) <= 4
+    ):
+        return False
+    path, base = [], node.value
+    while isinstance(base, ast.Attribute):
+        path.insert(0, base.attr)
+        base = base.value
+    if not isinstance(base, ast.Name):
+        return True
+    return _kernel_type(_look_up(frame, [base.id, *path])) in ("kernel", "configured")
+
+
+def _scope(tree, local: bool):
+    """The nodes of the caller's scope: its function's (local) or the module's top level, not
+    those of other functions, classes or lambdas."""
+    nodes = [tree]
+    while nodes:
+        node = nodes.pop()
+        for child in ast.iter_child_nodes(node):
+            inside = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            if isinstance(child, ast.Lambda) or (inside and not (local and node is tree)):
+                continue
+            nodes.append(child)
+            yield child
+
+
+def _assignment(tree, name: str, first: int, local: bool, test):
+    """The value of the last `name = ...` of the scope whose (absolute) line passes test."""
+    found = None
+    for node in _scope(tree, local):
+        if (
+            isinstance(node, ast.Assign)
+            and test(node.lineno + first - 1, (node.end_lineno or node.lineno) + first - 1)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node
+    return None if found is None else found.value
+
+
+def _assigned(frame, lines, name: str, before: int):
+    """The value last assigned to `name` before line `before` in the caller's code: its
+    function when `name` is one of its locals, else the file's (the cell's) top level."""
+    code = frame.f_code
+    local = code.co_name != "<module>" and name in code.co_varnames
+    try:
+        if local:
+            block = inspect.getblock(lines[code.co_firstlineno - 1 :])
+            tree, first = ast.parse(textwrap.dedent("".join(block))), code.co_firstlineno
+        else:
+            tree, first = ast.parse("".join(lines)), 1
+    except (IndexError, SyntaxError, ValueError, tokenize.TokenError):
+        return None
+    return _assignment(tree, name, first, local, lambda start, end: start < before)
+
+
+def _configured_by(kernel, name: str):
+    """The value of `name = kernel[grid, block]` where the simulator last configured this
+    kernel (an earlier cell; running.configured_at), or None."""
+    where = running.configured_at(kernel) if kernel is not None else None
+    if where is None:
+        return None
+    try:
+        tree = ast.parse("".join(linecache.getlines(where[0])))
+    except (SyntaxError, ValueError):
+        return None
+    return _assignment(tree, name, 1, False, lambda start, end: start <= where[1] <= end)
 
 
 def _check_seed(seed) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from . import checks, data, figures
@@ -104,6 +106,48 @@ def count_above(x, threshold, count):
 )
 
 
+def _nan_sum(got, k: int, empty: bool) -> str:
+    """Why sums[k] is NaN, as far as the launch tells (`empty`: warp k has no element of x):
+    never written (the store counts), a shuffle that read a lane taking no part (only for a
+    kernel that shuffles), or a sum added into an output that starts as NaN."""
+    writes = (getattr(got, "writes", None) or {}).get("sums")
+    kernel = getattr(got, "kernel", None)
+    shuffles = checks.source_calls(kernel, ("shfl_",)) if kernel is not None else None
+    stores = None if writes is None else int(writes[k])
+    unwritten = (
+        ": it was never written: no thread stored to it, and outputs start as NaN. Lane 0 of "
+        "every warp writes its warp's sum"
+        + (f" (warp {k} has no element of x: its sum is 0)" if empty else "")
+    )
+    if stores == 0:
+        return unwritten
+    shuffle = (
+        "NaN is what a shuffle gives in the simulator when it reads a lane that takes no part "
+        "(one that returned early or skipped the shuffle under an `if`; on a GPU: garbage). "
+        "Every lane of the warp must shuffle; lanes past the end contribute 0"
+    )
+    if shuffles and stores is None:
+        return f": either no lane wrote it (outputs start as NaN), or it took in a NaN: {shuffle}"
+    if shuffles:
+        return f": it was written, so its sum took in a NaN: {shuffle}"
+    code = checks.source_text(kernel) or ""
+    adds = bool(re.search(r"\bsums\s*\[[^\]]*\]\s*\+=|atomic\.\w+\(\s*sums\b", code))
+    if stores is None:
+        return (
+            ": NaN is the value outputs start with (the grader does not zero them): no lane "
+            "stored a finished sum there"
+            + ("; adding to sums (`+=`, an atomic) keeps the NaN" if adds else "")
+        )
+    more = (
+        ": outputs start as NaN here (the grader does not zero them), and adding to an "
+        "element (`+=`, `cuda.atomic.add`) keeps the NaN; store each warp's finished sum "
+        "once, with `=`"
+        if adds
+        else ": the value stored was NaN"
+    )
+    return f": it was written ({stores} store(s)) but holds NaN{more}"
+
+
 def _warp_sums_case(rng, n, block=BLOCK):
     x = data.signed(rng, n)
     warps = data.blocks(n, block) * block // 32
@@ -118,14 +162,7 @@ def _warp_sums_case(rng, n, block=BLOCK):
         if not wrong.any():
             return None
         k = int(np.flatnonzero(wrong)[0])
-        why = ""
-        if np.isnan(sums[k]):
-            why = (
-                ": NaN is what a shuffle gives in the simulator when it reads a lane that "
-                "takes no part (one that returned early or skipped the shuffle under an "
-                "`if`; on a GPU: garbage). Every lane of the warp must shuffle; lanes past "
-                "the end contribute 0"
-            )
+        why = _nan_sum(got, k, 32 * k >= n) if np.isnan(sums[k]) else ""
         return (
             f"{int(wrong.sum())} of {sums.size} warp sums are wrong; the first, sums[{k}]: "
             f"expected {expected[k]:.6g}, got {sums[k]:.6g}{why}"
@@ -242,7 +279,15 @@ def count_bright(pixels, threshold, count):
         + ([_bright_case(rng, 1_000_003)] if gpu else [])
     ),
     trace_case=1,
-    checks=(checks.NoAtomicContention("global"),),
+    checks=(
+        checks.NoReturnBefore(
+            ("ballot_sync",),
+            "the ballot",
+            "Let the lanes past the end vote False instead: `is_bright = i < pixels.size and "
+            "pixels[i] > threshold`, and no `return` before the ballot.",
+        ),
+        checks.NoAtomicContention("global"),
+    ),
     next="Next: 05.4, a histogram with bins in shared memory.",
     performance=lambda rng: _bright_case(rng, 2**25),
 )
@@ -379,6 +424,43 @@ def dot(x, y, out):
 KEEP = np.float32(0.9)
 
 
+def _compact_slots(got, count: int, kept) -> str:
+    """What is wrong with out[:count] (count is right), by the store counts where the simulator
+    gives them: slots shifted by one, two lanes on one slot, or slots never written."""
+    everything = got["out"]
+    out = everything[:count]
+    writes = (getattr(got, "writes", None) or {}).get("out")
+    moved = everything[1 : count + 1]  # one slot too early would have crashed at out[-1]
+    if count and moved.size == count and np.array_equal(np.sort(moved), kept):
+        return (
+            f"the kept elements are in out[1:{count + 1}], shifted by one from out[:count] "
+            "(out[0] was never written): each lane writes one slot too far (base + rank + 1?). "
+            "A kept lane's slot is base + its rank, the number of kept lanes below it (0 for "
+            "the first)"
+        )
+    if writes is not None and (writes > 1).any():
+        twice = int(np.flatnonzero(writes > 1)[0])
+        return (
+            f"out[{twice}] was written {int(writes[twice])} times: two lanes wrote to the same "
+            "slot. Each kept lane needs its own slot: base + its rank among the kept lanes"
+        )
+    unwritten = np.flatnonzero(np.isnan(out))
+    if unwritten.size:
+        if writes is None:
+            where = ": two lanes wrote to one slot, or some wrote past out[:count] or not at all"
+        elif writes[count:].any():
+            where = f": {int(writes[count:].sum())} store(s) landed past out[:count] instead"
+        else:
+            where = f": {int(writes.sum())} store(s) for the {count} kept elements"
+        return f"out[{int(unwritten[0])}] was never written, though count = {count}{where}"
+    extra = [v for v in out if not np.isin(v, kept)]
+    example = f": out holds {extra[0]:.6g}, which is not one of them" if extra else ""
+    return (
+        "out[:count] holds other values than the elements above the threshold (in any "
+        f"order){example}"
+    )
+
+
 def _compact_case(rng, n, block=BLOCK, timed_only=False):
     x = data.floats(rng, n)
     label = _ties(x, 6, KEEP)
@@ -396,17 +478,8 @@ def _compact_case(rng, n, block=BLOCK, timed_only=False):
             )
             return f"count is {count}, but {kept.size} elements of x are above the threshold{slip}"
         out = got["out"][:count]
-        if np.isnan(out).any():
-            first = int(np.flatnonzero(np.isnan(out))[0])
-            return (
-                f"out[{first}] was never written, though count = {count}: two lanes "
-                "wrote to the same slot? Each kept lane needs its own slot: base + its rank"
-            )
-        if not np.array_equal(np.sort(out), kept):
-            return (
-                "out[:count] holds other values than the elements above the threshold "
-                "(in any order): lanes write to each other's slots?"
-            )
+        if np.isnan(out).any() or not np.array_equal(np.sort(out), kept):
+            return _compact_slots(got, count, kept)
         return None
 
     return Case(

@@ -11,6 +11,16 @@ import numpy as np
 
 from .running import poison as running_poison
 
+RACES = frozenset({"RAW", "WAR", "WAW", "race between blocks", "atomic race"})
+
+
+class Sentence(str):
+    """A finding on wrong values that ends with a guess at the pattern of the wrong elements (a
+    shift, the halo, the last block; `plain`: the finding without it), dropped where the
+    tracer found a race that explains them."""
+
+    plain: str = ""
+
 
 @dataclass
 class Report:
@@ -29,8 +39,16 @@ class Report:
         mark = "✓ solved" if self.passed else "✗ not yet"
         return f"{mark} · {self.exercise_id} {self.title}"
 
+    @property
+    def shown(self) -> list[str]:
+        """The findings as the student reads them: after a race, wrong values without a guess
+        at their pattern (a halo, the last block), which the race explains instead."""
+        if not self.kinds & RACES:
+            return list(self.findings)
+        return [getattr(f, "plain", "") or f for f in self.findings]
+
     def __str__(self) -> str:
-        lines = [self.verdict] + [f"- {f}" for f in self.findings] + [f"  {n}" for n in self.notes]
+        lines = [self.verdict] + [f"- {f}" for f in self.shown] + [f"  {n}" for n in self.notes]
         if self.picture_png:
             lines.append("  (a picture of the wrong elements is shown in the notebook)")
         return "\n".join(lines)
@@ -42,7 +60,7 @@ class Report:
         parts = [f'<div><b style="color:{color}">{html.escape(self.verdict)}</b>']
         if self.findings:
             parts.append(
-                "<ul>" + "".join(f"<li>{_inline_code(f)}</li>" for f in self.findings) + "</ul>"
+                "<ul>" + "".join(f"<li>{_inline_code(f)}</li>" for f in self.shown) + "</ul>"
             )
         for note in self.notes:
             parts.append(f"<div>{_inline_code(note)}</div>")
@@ -165,10 +183,38 @@ def describe_values(
                 f". {unwritten} of them still hold {number(running_poison(got.dtype))}, "
                 "the value outputs start with: probably never written"
             )
-    pattern = _where_wrong(wrong, block, writes)
-    if pattern and not (pattern == "every element" and "never written" in sentence):
-        sentence += f"; {pattern}"
+    pattern = _shifted(got, expected, wrong, rtol, atol, writes)
+    if not pattern:
+        pattern = _where_wrong(wrong, block, writes)
+        pattern = f"; {pattern}" if pattern else ""
+    if pattern and not (pattern == "; every element" and "never written" in sentence):
+        guessed = Sentence(f"{sentence}{pattern}.")
+        guessed.plain = sentence + "."
+        return guessed, wrong
     return sentence + ".", wrong
+
+
+def _shifted(got, expected, wrong, rtol, atol, writes) -> str:
+    """'; ...shifted one place...' when most wrong elements of a 1-D output hold the value
+    expected one place to the left (or right) of them, else ''."""
+    if got.ndim != 1 or got.size < 3 or int(wrong.sum()) < 2:
+        return ""
+    written = np.ones(got.shape, bool) if writes is None else writes > 0
+    if got.dtype.kind in "fc":
+        written &= ~np.isnan(got)
+    positions = np.flatnonzero(wrong & written)
+    for step, side, index in ((1, "left", "k - 1"), (-1, "right", "k + 1")):
+        inside = positions[(positions - step >= 0) & (positions - step < got.size)]
+        if len(inside) < 2:
+            continue
+        same = ~wrong_mask(got[inside], expected[inside - step], rtol, atol)
+        if same.sum() >= 2 and same.mean() >= 0.75:
+            return (
+                f"; {int(same.sum())} of them hold the value expected one place to their "
+                f"{side} (element k has what element {index} should): the values are shifted "
+                "by one place, an index off by one"
+            )
+    return ""
 
 
 def describe_writes(name: str, writes: np.ndarray | None) -> str | None:

@@ -16,6 +16,7 @@ import contextlib
 import linecache
 import os
 import re
+import sys
 import threading
 import traceback
 import warnings
@@ -252,17 +253,68 @@ def start_values(case, name) -> object:
     return array
 
 
+_CONFIGURED = "_gpgpu_configured"  # on a simulated kernel: where kernel[grid, block] was
+
+
+def watch_configurations() -> None:
+    """In the simulator, mark a kernel that `kernel[grid, block]` configured with where that
+    was (file, line), until the kernel is launched. The simulator's `kernel[grid, block]` sets
+    the launch on the kernel and returns the kernel itself, which keeps that launch for ever
+    after (its grid_dim is no mark: a kernel launched once has it too); this mark lasts only
+    until the kernel is called, and says which statement configured it, so that the grader
+    can tell `k = reverse[4, 32]` (in an earlier cell) then `grade(id, k)` from a kernel."""
+    if not runtime.is_simulator():
+        return
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+
+    if getattr(FakeCUDAKernel, "_gpgpu_watched", False):
+        return
+    configure, launch = FakeCUDAKernel.__getitem__, FakeCUDAKernel.__call__
+
+    def __getitem__(self, configuration):
+        configured = configure(self, configuration)
+        caller = sys._getframe(1)
+        if not self._device:
+            configured.__dict__[_CONFIGURED] = (caller.f_code.co_filename, caller.f_lineno)
+        return configured
+
+    def __call__(self, *args):
+        self.__dict__.pop(_CONFIGURED, None)
+        return launch(self, *args)
+
+    FakeCUDAKernel.__getitem__, FakeCUDAKernel.__call__ = __getitem__, __call__
+    FakeCUDAKernel._gpgpu_watched = True
+
+
+def configured_at(kernel) -> tuple[str, int] | None:
+    """(file, line) of the `kernel[grid, block]` that configured this simulated kernel, when
+    nothing has launched it since; else None."""
+    return getattr(kernel, "__dict__", {}).get(_CONFIGURED)
+
+
+watch_configurations()
+
+
+class Outputs(dict):
+    """A launch's outputs by name, with the kernel that made them and, in the simulator, the
+    stores to each element ({name: counts}, None on a GPU): what a case's `verify` may word its
+    answer by (what the kernel calls, which elements were never written)."""
+
+    kernel = None
+    writes: dict | None = None
+
+
 def run(
     kernel, case, params, *, count_writes: bool, simulator: bool | None = None, limit_s=None
 ) -> tuple[dict, dict | None]:
     """Launch kernel[case.grid, case.block] on the case's arguments once.
 
-    Returns ({output name: NumPy array}, {output name: stores per element} or None). Outputs
-    start as zeros (names in case.zeros) or the poison value. In the simulator (`simulator`,
-    by default the mode Numba runs in) the arrays are watched; otherwise they are `Guarded`
-    device arrays, checked after the launch (GuardDamaged). Exceptions propagate; in the
-    simulator a launch running past `limit_s` seconds (None: watchdog.default_limit()) raises
-    watchdog.LaunchTimeout.
+    Returns ({output name: NumPy array}, as `Outputs`; {output name: stores per element} or
+    None). Outputs start as zeros (names in case.zeros) or the poison value. In the simulator
+    (`simulator`, by default the mode Numba runs in) the arrays are watched; otherwise they are
+    `Guarded` device arrays, checked after the launch (GuardDamaged). Exceptions propagate; in
+    the simulator a launch running past `limit_s` seconds (None: watchdog.default_limit())
+    raises watchdog.LaunchTimeout.
     """
     simulator = runtime.is_simulator() if simulator is None else simulator
     device_args, outputs, guarded = [], {}, []
@@ -286,10 +338,11 @@ def run(
     if not simulator:
         cuda.synchronize()
         check_guards(guarded)
-    got = {name: array.copy_to_host() for name, array in outputs.items()}
+    got = Outputs({name: array.copy_to_host() for name, array in outputs.items()})
     writes = None
     if simulator and count_writes:
         writes = {name: array.writes for name, array in outputs.items() if array.writes is not None}
+    got.kernel, got.writes = kernel, writes
     return got, writes
 
 

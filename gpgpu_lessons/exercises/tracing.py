@@ -62,6 +62,10 @@ class Hazard:
     index: tuple = ()
     shape: tuple = ()
     file: str = ""
+    # barrier: the syncthreads each example thread passed (a partial barrier), or how many
+    # threads wait at each of `lines` (different barriers); whole_warps: each warp at one line
+    barriers: tuple = ()
+    whole_warps: bool = False
 
 
 @dataclass
@@ -191,6 +195,8 @@ def observe(kernel, grid, block, args, *, blocks=None, count_stores=None) -> Obs
                 index=tuple(_get(hazard, "index", ()) or ()),
                 shape=shapes.get((array, space), ()),
                 file=files[0] if files else "",
+                barriers=tuple(int(v) for v in _get(hazard, "barriers", ()) or ()),
+                whole_warps=bool(_get(hazard, "whole_warps", False)),
             )
         )
     for name, array in (count_stores or {}).items():

@@ -39,6 +39,7 @@ class Accesses:
     space: np.ndarray  # index into SPACES
     address: np.ndarray  # simulated byte address
     size: np.ndarray  # bytes moved
+    element: np.ndarray  # bytes of the element accessed (16 for either half of a complex128)
     index: np.ndarray  # element index, (n, 3), -1 past the array's dimensions
     site: np.ndarray  # index into Trace.sites
     part: np.ndarray  # 1 for the imaginary half of a complex element (a second access)
@@ -122,7 +123,7 @@ def build(recording: Recording):
         empty = np.zeros(0, dtype=np.int64)
         return (
             Accesses(
-                *([empty] * 7),
+                *([empty] * 8),
                 np.zeros((0, 3), np.int64),
                 *([empty] * 6),
                 np.zeros(0, dtype=object),
@@ -190,6 +191,7 @@ def build(recording: Recording):
 def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, occurrence, columns):
     """Expand the memory records into access rows with addresses (slices give several rows)."""
     parts_src, parts_index, parts_address, parts_size, parts_part = [], [], [], [], []
+    parts_element = []
     local_total, local_offset = _local_layout(recording)
     for v in np.unique(views):
         view = recording.views[v]
@@ -229,6 +231,7 @@ def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, o
         parts_address.append(address)
         parts_size.append(size)
         parts_part.append(part)
+        parts_element.append(np.full(len(src), view.size, dtype=np.int64))
     src = np.concatenate(parts_src)
     order = np.argsort(src, kind="stable")
     src = src[order]
@@ -243,6 +246,7 @@ def _addresses(recording, mem, views, indices, nthreads, block, tid, op, site, o
         space=space_of[view_col],
         address=np.concatenate(parts_address)[order],
         size=np.concatenate(parts_size)[order],
+        element=np.concatenate(parts_element)[order],
         index=np.concatenate(parts_index)[order],
         site=site[rec],
         part=np.concatenate(parts_part)[order],

@@ -44,6 +44,10 @@ class Hazard:
     count: int  # accesses (races: racing pairs; barrier: blocks) found
     message: str
     files: tuple = ()  # file of each line
+    # barrier: the syncthreads each example thread passed (a partial barrier: the one that
+    # reaches it, then the one that does not), or how many threads wait at each of `lines`
+    barriers: tuple = ()
+    whole_warps: bool = False  # barrier at different lines: each warp all at one of them
 
     def __str__(self) -> str:
         return f"{self.kind} ({self.space}, {self.array}): {self.message}"
@@ -58,7 +62,7 @@ def thread_index(linear: int, block: tuple) -> tuple:
 def _trim(point: tuple, shape: tuple) -> tuple:
     """(x, y, z) shown with as many dimensions as the launch used."""
     used = max([1] + [k + 1 for k, n in enumerate(shape) if n > 1])
-    return tuple(point[:used])
+    return tuple(int(v) for v in point[:used])
 
 
 def _index(row_index: np.ndarray) -> tuple:
@@ -431,13 +435,17 @@ def barriers(bar: Barriers, rec: Recording, sites) -> list[Hazard]:
         order = np.lexsort((bar.count[mine], bar.thread[mine]))
         site = bar.site[mine][order]
         reached = int(per_thread.min())
+        divergent = False
         if reached:
             table = site[_full_rows(per_thread, reached)].reshape(nthreads, reached)
             for k in range(reached):
                 if (table[:, k] != table[0, k]).any():
                     _divergent(table[:, k], k, b, rec, sites, found)
+                    divergent = True
                     break
-        if per_thread.max() > reached:
+        # after threads waited at different syncthreads, their counts differ as a consequence:
+        # a partial barrier is reported only for a block whose barriers lined up until then
+        if per_thread.max() > reached and not divergent:
             arrived = np.flatnonzero(per_thread > reached)
             at = site[(np.cumsum(per_thread) - per_thread)[arrived] + reached]
             _partial(per_thread, reached, at, b, rec, sites, found)
@@ -458,6 +466,16 @@ def _divergent(column, k, b, rec, sites, found):
     }
     threads = tuple(_trim(thread_index(ts[0], rec.block), rec.block) for ts in groups.values())
     detail = "; ".join(f"{len(ts)} thread(s) at line {line}" for line, ts in groups.items())
+    where = np.array([sites[s].line for s in column])
+    warps = [where[w : w + WARP] for w in range(0, len(where), WARP)]
+    whole = all((w == w[0]).all() for w in warps)
+    why = (
+        "each side holds whole warps, but that does not make it allowed: the two calls are two "
+        "barriers, and which threads one of them waits for is undefined"
+        if whole
+        else "the CUDA programming guide: likely to hang or produce unintended side effects"
+    )
+    files = tuple(dict.fromkeys(sites[s].file for s in column))
     found.add(
         ("barrier", tuple(lines)),
         lambda: Hazard(
@@ -470,7 +488,12 @@ def _divergent(column, k, b, rec, sites, found):
             (),
             1,
             f"barrier {k + 1} of block {block} is a different syncthreads for different threads "
-            f"({detail}): a syncthreads inside a branch; on a GPU this hangs or does not wait",
+            f"({detail}): CUDA requires every thread of the block to reach the same "
+            f"syncthreads, so a syncthreads in a branch that divides the block is undefined "
+            f"behaviour ({why}); put one syncthreads after the branch, outside it",
+            files,
+            tuple(len(ts) for ts in groups.values()),
+            whole,
         ),
     )
 
@@ -482,6 +505,7 @@ def _partial(per_thread, reached, at, b, rec, sites, found):
     line = sites[at[0]].line if len(at) else 0
     block = _trim(rec.blocks[b], rec.grid)
     threads = tuple(_trim(thread_index(t, rec.block), rec.block) for t in (arrived[0], missing[0]))
+    passed = (int(per_thread[arrived[0]]), int(per_thread[missing[0]]))
     found.add(
         ("barrier", line),
         lambda: Hazard(
@@ -495,13 +519,16 @@ def _partial(per_thread, reached, at, b, rec, sites, found):
             1,
             f"syncthreads at line {line} (barrier {reached + 1} of block {block}) is reached by "
             f"{len(arrived)} of {nthreads} threads; the other {len(missing)} (e.g. thread "
-            f"{threads[1]}) finish (an early return) without reaching it. On current GPUs "
-            "(Volta and later) threads that have exited no longer count at a barrier, so the "
-            "others do not hang, and the H100's synccheck and racecheck report nothing; but the "
-            "CUDA programming guide makes a syncthreads that not every thread of the block "
-            "reaches undefined behaviour: let every thread reach it (guard the work with an "
-            "`if` instead of returning early)",
+            f"{threads[1]}) finish after {passed[1]} syncthreads without reaching it (they "
+            "returned early, skipped an `if` or left a loop sooner than the others). On current "
+            "GPUs (Volta and later) threads that have exited no longer count at a barrier, so "
+            "the others do not hang, and the H100's synccheck and racecheck report nothing; but "
+            "the CUDA programming guide makes a syncthreads that not every thread of the block "
+            "reaches undefined behaviour: let every thread reach it (the same loop bounds and "
+            "branches around it for the whole block; guard the work with an `if`, not the "
+            "barrier)",
             (sites[at[0]].file,) if len(at) else (),
+            passed,
         ),
     )
 

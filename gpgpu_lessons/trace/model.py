@@ -3,7 +3,8 @@
 The rules (Volta and later; what Nsight Compute counts):
 
 - global and local memory move 32-byte sectors: a request costs the distinct sectors its lanes
-  touch; ideally its distinct bytes / 32 (4 for 32 neighbouring floats, 32 for a column);
+  touch; ideally its distinct bytes / 32 (4 for 32 neighbouring floats, 32 for a column),
+  counted by the element each lane accesses (each of a complex128's two 8-byte halves: 16);
 - shared memory has 32 banks of 4 bytes, byte b in bank (b // 4) % 32; one wavefront returns
   at most 128 bytes; lanes touching different 4-byte words of one bank take turns (an n-way
   conflict costs n wavefronts) and lanes touching the same word share it (broadcast), so a
@@ -270,7 +271,9 @@ def requests(acc: Accesses) -> Requests:
     zeros = np.zeros(n, dtype=np.int64)
     sectors_, ideal_s, waves, ideal_w = zeros.copy(), zeros.copy(), zeros.copy(), zeros.copy()
     memory = (acc.space == GLOBAL) | (acc.space == LOCAL)
-    distinct = _distinct_bytes(req, acc.address, acc.size, n)
+    # the ideal moves each lane's whole element: a complex128 is two 8-byte requests, each
+    # spread over the 16 bytes of the lanes' elements (32 lanes: 512 bytes, 16 sectors)
+    distinct = _distinct_bytes(req, acc.address, np.maximum(acc.size, acc.element), n)
     if memory.any():
         sectors_ = _sectors(req[memory], acc.address[memory], acc.size[memory], n)
         atomics = memory & (acc.op == ATOMIC)

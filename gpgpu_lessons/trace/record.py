@@ -220,6 +220,7 @@ class GridPoints:
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(self.count))]
+        k = int(k)  # an index from a NumPy column: the point holds plain ints
         if not -self.count <= k < self.count:
             raise IndexError(k)
         k %= self.count
