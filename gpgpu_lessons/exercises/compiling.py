@@ -121,12 +121,13 @@ import ast, builtins, json, linecache, os, sys, types, warnings
 warnings.simplefilter("ignore")
 job_path, result_path = sys.argv[1], sys.argv[2]
 with open(job_path, encoding="utf-8") as f:
-    job = json.load(f)
-results = {}
+    jobs = json.load(f)
+answers = []  # one dict of results per cell, the cell being compiled last
+finished = [0]  # how many cells are done
 
 def save():
     with open(result_path + ".part", "w", encoding="utf-8") as f:
-        json.dump(results, f)
+        json.dump({"answers": answers, "finished": finished[0]}, f)
     os.replace(result_path + ".part", result_path)
 
 def cell_line(tb, filename):
@@ -161,61 +162,69 @@ def failure(error, filename, stage):
         "numba_line": numba_line(tb, filename),
     }
 
-source, filename = job["source"], job["filename"]
-linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-stopped = None
-try:
-    tree = ast.parse(source, filename)
-except SyntaxError as error:
-    stopped = {"stage": "syntax", "error": "SyntaxError", "message": error.msg or "",
-               "line": error.lineno, "numba": False, "numba_line": None}
-    tree = ast.Module(body=[], type_ignores=[])
-
 from gpgpu_lessons import runtime  # compile-only mode: the environment asks for it
-runtime.compile_for(tuple(job["cc"]))
+runtime.compile_for(tuple(jobs[0]["cc"]))
 from numba import cuda
 from numba.cuda.dispatcher import CUDADispatcher
 
-module = types.ModuleType("_student_cell")
-module.__file__ = filename
-sys.modules[module.__name__] = module
-for statement in tree.body:
-    if stopped is not None:
-        break
-    if isinstance(statement, ast.Expr):  # a launch, a print, a call: not what a cell defines
-        continue
+def compile_cell(job, results):
+    source, filename = job["source"], job["filename"]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    stopped = None
     try:
-        code = compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec")
-        exec(code, module.__dict__)
-    except BaseException as error:
-        stopped = failure(error, filename, "exec")
-        if stopped["line"] is None:
-            stopped["line"] = statement.lineno
+        tree = ast.parse(source, filename)
+    except SyntaxError as error:
+        stopped = {"stage": "syntax", "error": "SyntaxError", "message": error.msg or "",
+                   "line": error.lineno, "numba": False, "numba_line": None}
+        tree = ast.Module(body=[], type_ignores=[])
 
-options = ("debug", "lineinfo", "fastmath", "opt", "launch_bounds")
-for name, signatures in job["kernels"].items():
-    kernel = module.__dict__.get(name)
-    if kernel is None:
-        results[name] = stopped or {"stage": "missing"}
-    elif not isinstance(kernel, CUDADispatcher):
-        results[name] = {"stage": "not kernel", "type": type(kernel).__name__}
-    elif kernel.targetoptions.get("device"):
-        results[name] = {"stage": "device"}
-    else:
-        results[name] = None
-        given = {k: v for k, v in kernel.targetoptions.items() if k in options}
-        for signature in signatures:
-            results[name] = {"stage": "compiling", "signature": signature}
-            save()
-            try:
-                cuda.compile_ptx(kernel.py_func, signature, cc=tuple(job["cc"]), **given)
-            except Exception as error:
-                results[name] = failure(error, filename, "compile")
-                results[name]["signature"] = signature
-                break
+    module = types.ModuleType("_student_cell")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    for statement in tree.body:
+        if stopped is not None:
+            break
+        if isinstance(statement, ast.Expr):  # a launch, a print, a call: not what a cell defines
+            continue
+        try:
+            code = compile(ast.Module(body=[statement], type_ignores=[]), filename, "exec")
+            exec(code, module.__dict__)
+        except BaseException as error:
+            stopped = failure(error, filename, "exec")
+            if stopped["line"] is None:
+                stopped["line"] = statement.lineno
+
+    options = ("debug", "lineinfo", "fastmath", "opt", "launch_bounds")
+    for name, signatures in job["kernels"].items():
+        kernel = module.__dict__.get(name)
+        if kernel is None:
+            results[name] = stopped or {"stage": "missing"}
+        elif not isinstance(kernel, CUDADispatcher):
+            results[name] = {"stage": "not kernel", "type": type(kernel).__name__}
+        elif kernel.targetoptions.get("device"):
+            results[name] = {"stage": "device"}
+        else:
             results[name] = None
+            given = {k: v for k, v in kernel.targetoptions.items() if k in options}
+            for signature in signatures:
+                results[name] = {"stage": "compiling", "signature": signature}
+                save()
+                try:
+                    cuda.compile_ptx(kernel.py_func, signature, cc=tuple(job["cc"]), **given)
+                except Exception as error:
+                    results[name] = failure(error, filename, "compile")
+                    results[name]["signature"] = signature
+                    break
+                results[name] = None
+        save()
     save()
-save()
+
+for job in jobs:
+    results = {}
+    answers.append(results)
+    compile_cell(job, results)
+    finished[0] += 1
+    save()
 '''
 
 
@@ -232,11 +241,12 @@ def _child_environment() -> dict:
     return env
 
 
-def _run_child(job: dict, limit_s: float) -> tuple[dict, str | None]:
-    """(results so far, None) from the child, or with why it stopped: 'timeout' or 'exit N'."""
+def _run_child(jobs: list[dict], limit_s: float) -> tuple[list[dict], dict, str | None]:
+    """(the results of the cells it finished, those of the cell it was at, None) from the
+    child, or with why it stopped: 'timeout' or 'exit N'."""
     with tempfile.TemporaryDirectory(prefix="gpgpu-compile-") as folder:
         job_path, result_path = Path(folder, "job.json"), Path(folder, "result.json")
-        job_path.write_text(json.dumps(job), encoding="utf-8")
+        job_path.write_text(json.dumps(jobs), encoding="utf-8")
         stopped = None
         try:
             done = subprocess.run(
@@ -253,25 +263,49 @@ def _run_child(job: dict, limit_s: float) -> tuple[dict, str | None]:
         except subprocess.TimeoutExpired:  # subprocess.run has killed it
             stopped = "timeout"
         try:
-            results = json.loads(result_path.read_text(encoding="utf-8"))
+            said = json.loads(result_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            results = {}
-    return results, stopped
+            said = {"answers": [], "finished": 0}
+    done = said["answers"][: said["finished"]]
+    at = said["answers"][said["finished"]] if len(said["answers"]) > said["finished"] else {}
+    return done, at, stopped
 
 
 def compile_problems(
     source: str, filename: str, kernels: dict[str, list[tuple]]
 ) -> dict[str, str | None]:
     """Per kernel name, None when it compiles for a GPU with every argument-type tuple, else why."""
-    job = {
-        "source": source,
-        "filename": filename,
-        "cc": list(COMPUTE_CAPABILITY),
-        "kernels": {
-            name: [_signature_text(types) for types in tuples] for name, tuples in kernels.items()
-        },
-    }
-    results, stopped = _run_child(job, TIME_LIMIT_S)
+    return compile_cells([(source, filename, kernels)])[0]
+
+
+def compile_cells(cells: list[tuple[str, str, dict]]) -> list[dict[str, str | None]]:
+    """compile_problems for several cells (source, filename, kernels) in one child process: a
+    cell that stops the child loses only its own kernels, and a new child compiles the rest."""
+    jobs = [
+        {
+            "source": source,
+            "filename": filename,
+            "cc": list(COMPUTE_CAPABILITY),
+            "kernels": {
+                name: [_signature_text(types) for types in tuples]
+                for name, tuples in kernels.items()
+            },
+        }
+        for source, filename, kernels in cells
+    ]
+    answers: list[dict] = []
+    while len(answers) < len(cells):
+        done, at, stopped = _run_child(jobs[len(answers) :], TIME_LIMIT_S * len(jobs))
+        for found in done:
+            answers.append(_answers(cells[len(answers)], found, None))
+        if len(answers) < len(cells):  # the child stopped at this cell: it loses its kernels
+            answers.append(_answers(cells[len(answers)], at, stopped or "exit 0"))
+    return answers
+
+
+def _answers(cell: tuple[str, str, dict], results: dict, stopped: str | None) -> dict:
+    """One cell's sentences from what its child said about each kernel."""
+    source, filename, kernels = cell
     answers = {}
     for name, tuples in kernels.items():
         found = results.get(name, {"stage": "not reached"})

@@ -298,20 +298,23 @@ def grade_notebook(
 
 def _compiled(jobs: list[Job], verdicts: list[Verdict]) -> list[Verdict]:
     """Compile for a GPU each kernel that passed, with the types its cases launch, where the
-    compiler is installed; where not, say on each that this check was skipped."""
+    compiler is installed (one compiler process for them all); where not, say on each that this
+    check was skipped."""
     from . import compiling, submission
 
-    sources = {job.id: job for job in jobs}
-    for verdict in verdicts:
-        if not verdict.passed or not verdict.types:
-            continue
-        if not compiling.available():
+    passed = [v for v in verdicts if v.passed and v.types]
+    if passed and not compiling.available():
+        for verdict in passed:
             verdict.text += f"\n  ({compiling.SKIPPED})"
-            continue
+        return verdicts
+    sources = {job.id: job for job in jobs}
+    cells = []
+    for verdict in passed:
         job = sources[verdict.id]
         program = submission.vet(job.source).program  # only what the grader ran, nothing else
         types = {name: [tuple(t) for t in tuples] for name, tuples in verdict.types.items()}
-        problems = compiling.compile_problems(program, job.filename, types)
+        cells.append((program, job.filename, types))
+    for verdict, problems in zip(passed, compiling.compile_cells(cells)):
         refused = [sentence for sentence in problems.values() if sentence]
         if refused:
             exercise = registry.get(verdict.id)

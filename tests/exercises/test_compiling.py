@@ -474,3 +474,13 @@ def test_a_cell_that_runs_too_long_is_stopped_in_a_sentence(cuda_compiler, monke
         "k": "`k` was not checked for a GPU: compiling the cell took more than 3 s (does the "
         "cell run a long loop outside the kernels?)"
     }
+
+
+@pytest.mark.ptx
+def test_cells_compiled_together_lose_only_their_own_kernels(cuda_compiler):
+    crash, _ = CELL_PROBLEMS["crash"]
+    cells = [(TWO, "<cell 1>", {"halve": [VECTORS]}), (crash, "<cell 2>", {"k": [VECTORS]})]
+    cells.append((TWO, "<cell 3>", {"halve": [VECTORS]}))
+    first, stopped, third = compiling.compile_cells(cells)
+    assert first == {"halve": None} and third == {"halve": None}
+    assert stopped["k"].startswith("`k` was not checked for a GPU: the compiler process stopped")
