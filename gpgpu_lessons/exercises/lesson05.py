@@ -447,7 +447,7 @@ def _compact_slots(got, count: int, kept) -> str:
     unwritten = np.flatnonzero(np.isnan(out))
     if unwritten.size:
         if writes is None:
-            where = ": two lanes wrote to one slot, or some wrote past out[:count] or not at all"
+            where = ": the kept lanes did not each store to a slot of their own in out[:count]"
         elif writes[count:].any():
             where = f": {int(writes[count:].sum())} store(s) landed past out[:count] instead"
         else:

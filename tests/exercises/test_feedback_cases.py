@@ -256,6 +256,13 @@ def test_two_lanes_on_one_slot_are_said_only_with_two_stores_counted():
     assert "was written" in text and "times: two lanes wrote to the same slot" in text, text
 
 
+def test_on_the_gpu_path_without_store_counts_no_slot_is_said_to_be_shared(gpu_path):
+    answer = exercises.grade("05.6", compact_one_slot_per_warp, seed=SEED)
+    text = str(answer)
+    assert not answer.passed and "was never written, though count =" in text, text
+    assert "did not each store to a slot of their own" in text and "same slot" not in text, text
+
+
 def test_a_scan_read_one_place_to_the_left_is_shifted_by_one():
     text = _graded("02.5", scan_one_to_the_left)
     assert "hold the value expected one place to their left" in text, text
