@@ -139,8 +139,8 @@ def limit(seconds: float | None = None, kernel=None):
     seconds = default_limit() if seconds is None else _check_seconds(seconds)
     previous = getattr(_local, "limit", None)
     kernel = getattr(kernel, "py_func", kernel)
-    _local.limit = _Limit(seconds, _cpu_clock(), _wall_clock(), kernel)
     try:
+        _local.limit = _Limit(seconds, _cpu_clock(), _wall_clock(), kernel)
         yield
     finally:
         _local.limit = previous
@@ -178,13 +178,14 @@ def held_interrupts():
     if not main or not callable(handler) or getattr(_local, "held", None) is not None:
         yield
         return
-    held = _local.held = _Held(handler, [])
-    signal.signal(signal.SIGINT, lambda signum, frame: held.pending.append((signum, frame)))
-    try:
+    held = _Held(handler, [])
+    try:  # an interrupt between any two of these lines leaves the state as it was
+        _local.held = held
+        signal.signal(signal.SIGINT, lambda signum, frame: held.pending.append((signum, frame)))
         yield
     finally:
-        signal.signal(signal.SIGINT, handler)
         _local.held = None
+        signal.signal(signal.SIGINT, handler)
         if held.pending:
             handler(*held.pending[0])
 

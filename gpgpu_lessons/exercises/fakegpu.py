@@ -217,20 +217,21 @@ VIRTUAL_TIME.__getattr__ = lambda name: getattr(time, name)  # strftime, process
 def _time_installed(gpu: FakeGPU):
     """The time module's clocks follow `gpu` in this thread inside the block."""
     ident = threading.get_ident()
-    with _lock:
-        for name in NAMES:
-            if getattr(time, name) is not VIRTUAL_FUNCTIONS[name]:
-                _saved[name] = getattr(time, name)
-                setattr(time, name, VIRTUAL_FUNCTIONS[name])
-        _active.setdefault(ident, []).append(gpu)
-    try:
+    try:  # an interrupt anywhere in here leaves the time module as it was
+        with _lock:
+            for name in NAMES:
+                if getattr(time, name) is not VIRTUAL_FUNCTIONS[name]:
+                    _saved[name] = getattr(time, name)
+                    setattr(time, name, VIRTUAL_FUNCTIONS[name])
+            _active.setdefault(ident, []).append(gpu)
         yield
     finally:
         with _lock:
-            stack = _active[ident]
-            stack.remove(gpu)
+            stack = _active.get(ident, [])
+            if gpu in stack:
+                stack.remove(gpu)
             if not stack:
-                del _active[ident]
+                _active.pop(ident, None)
             if not _active:
                 for name, function in _saved.items():
                     setattr(time, name, function)
@@ -244,10 +245,10 @@ def _cuda_installed(gpu: FakeGPU):
 
     names = ("synchronize", "event", "event_elapsed_time")
     saved = {name: getattr(cuda, name, None) for name in names}
-    cuda.synchronize = gpu.synchronize
-    cuda.event = gpu.event
-    cuda.event_elapsed_time = lambda start, end: start.elapsed_time(end)
     try:
+        cuda.synchronize = gpu.synchronize
+        cuda.event = gpu.event
+        cuda.event_elapsed_time = lambda start, end: start.elapsed_time(end)
         yield
     finally:
         for name, value in saved.items():

@@ -297,27 +297,45 @@ def test_an_interrupt_stops_the_launch_and_every_thread(
 
 
 ROUNDS = 20
+ROUND_LIMIT_S = 3.0  # CPU s: a round whose interrupt Python dropped ends at this limit
 
 
+def _interrupted_grade(timer) -> str:
+    """Start the timer that interrupts, and grade the endless kernel: 'interrupted', or how the
+    interrupt was lost outside the launch, where Python runs the handler between any two
+    bytecodes: in a weakref callback it is printed and dropped ('dropped'), inside ast.parse
+    CPython turns it into a SystemError ('mangled')."""
+    try:
+        timer.start()
+        exercises.grade("00.5", endless_saxpy_grid_stride, seed=1)
+    except KeyboardInterrupt:
+        return "interrupted"
+    except SystemError as error:
+        if "recursion depth mismatch" not in str(error):
+            raise
+        return "mangled"
+    return "dropped"
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_an_interrupt_at_any_moment_leaves_no_thread(
     no_threads_left, progress_file, python_handles_ctrl_c, monkeypatch
 ):
     """Ctrl-C at 20 moments of a grade, from before the first launch to while the block's threads
-    start and spin: each time every simulator thread has ended when KeyboardInterrupt arrives, and
-    the next correct grade passes. Half the rounds send SIGINT, which also wakes the main thread
-    while it waits in Thread.start (the race that left one thread spinning in 2 of 9 rounds)."""
-    monkeypatch.setenv(watchdog.ENVIRONMENT, str(BACKSTOP_S))
+    start and spin: each time every simulator thread has ended when the grade returns, and the
+    next correct grade passes. Half the rounds send SIGINT, which also wakes the main thread while
+    it waits in Thread.start (the race that left one thread spinning in 2 of 9 rounds)."""
+    monkeypatch.setenv(watchdog.ENVIRONMENT, str(ROUND_LIMIT_S))
+    outcomes = []
     for k in range(ROUNDS):
         how = _ctrl_c if k % 2 else _thread.interrupt_main
         timer = threading.Timer(0.012 * k, how)
-        with pytest.raises(KeyboardInterrupt):
-            timer.start()
-            exercises.grade("00.5", endless_saxpy_grid_stride, seed=1)
-            time.sleep(GUARD_S)  # not reached: the grade is interrupted
+        outcomes.append(_interrupted_grade(timer))
         timer.join()
         left = _simulator_threads()
-        assert not left, f"round {k}: {len(left)} simulator threads left"
+        assert not left, f"round {k} ({outcomes[-1]}): {len(left)} simulator threads left"
         assert exercises.grade("00.1", solutions.reference("00.1"), seed=1).passed, f"round {k}"
+    assert outcomes.count("interrupted") >= ROUNDS * 3 // 4, outcomes
 
 
 @pytest.fixture
