@@ -175,15 +175,18 @@ def exercise_limit_s() -> float:
     return max(600.0, 20 * (watchdog.default_limit() or watchdog.DEFAULT_S))
 
 
-def _read_line(selector, stream, buffer: bytearray, deadline: float) -> bytes | None:
-    """The next line the child writes, or None when it ends or the deadline passes."""
+TIMED_OUT, ENDED = "timed out", "ended"
+
+
+def _read_line(selector, stream, buffer: bytearray, deadline: float) -> bytes | str:
+    """The next line the child writes, or TIMED_OUT, or ENDED (it closed the pipe)."""
     while b"\n" not in buffer:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not selector.select(remaining):
-            return None
+            return TIMED_OUT
         chunk = os.read(stream, 1 << 16)
         if not chunk:
-            return None
+            return ENDED
         buffer += chunk
     line, _, rest = bytes(buffer).partition(b"\n")
     buffer[:] = rest
@@ -208,6 +211,14 @@ def _stopped(job: Job, child: subprocess.Popen, timed_out: bool, limit_s: float)
         f"`{exercise.name}` ({cell}): {why}."
     )
     return Verdict(job.id, False, text)
+
+
+def _wait(child: subprocess.Popen) -> None:
+    """Give a child that closed its pipe a moment to exit, so that its status is known."""
+    try:
+        child.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def run_jobs(jobs: list[Job], limit_s: float | None = None) -> list[Verdict]:
@@ -238,11 +249,12 @@ def run_jobs(jobs: list[Job], limit_s: float | None = None) -> list[Verdict]:
         try:
             while pending:
                 line = _read_line(selector, read, buffer, time.monotonic() + limit_s)
-                if line is None:
-                    timed_out = child.poll() is None
+                if line in (TIMED_OUT, ENDED):
+                    if line == ENDED:
+                        _wait(child)
                     child.kill()
                     child.wait()
-                    verdicts.append(_stopped(pending.pop(0), child, timed_out, limit_s))
+                    verdicts.append(_stopped(pending.pop(0), child, line == TIMED_OUT, limit_s))
                     break
                 verdicts.append(Verdict(**json.loads(line)))
                 pending.pop(0)

@@ -42,8 +42,9 @@ CUDA_NAMES = frozenset(
     "match_any_sync match_all_sync activemask lanemask_lt popc brev clz ffs fma cbrt selp "
     "threadfence threadfence_block threadfence_system jit array array_like x y z add sub max "
     "min inc dec exch cas compare_and_swap and_ or_ xor nanmax nanmin synchronize event "
-    "event_elapsed_time".split()
+    "event_elapsed_time cg this_grid nanosleep fp16 libdevice".split()
 )
+CUDA_LIBRARIES = frozenset({"fp16", "libdevice"})  # cuda.fp16.hadd, cuda.libdevice.exp, ...
 STATISTICS_NAMES = frozenset(
     "mean fmean median median_low median_high mode stdev pstdev variance pvariance quantiles "
     "geometric_mean harmonic_mean".split()
@@ -59,7 +60,7 @@ FUNCTION_BUILTINS = KERNEL_BUILTINS | frozenset(
     "sum sorted list tuple dict enumerate zip reversed isinstance map filter any all divmod "
     "pow str Exception RuntimeError ValueError TypeError ZeroDivisionError".split()
 )
-VALUE_ATTRS = frozenset("shape size ndim dtype T real imag x y z".split())
+VALUE_ATTRS = frozenset("shape size ndim dtype T real imag x y z sync".split())  # g.sync()
 VALUE_METHODS = frozenset("round astype reshape copy sum cumsum max min mean ravel".split())
 FUNCTION_METHODS = VALUE_METHODS | frozenset(
     "record synchronize elapsed_time query wait append extend sort pop insert index count "
@@ -346,6 +347,8 @@ class _Checker:
                 return self.module_attribute("cuda", rest[1:])
             return len(rest) == 1 and rest[0] in NUMBA_TYPES
         if module == "cuda":
+            if rest[0] in CUDA_LIBRARIES:
+                return len(rest) <= 2
             return all(part in CUDA_NAMES for part in rest) and len(rest) <= 2
         if module == "numpy":
             return len(rest) == 1 and rest[0] in NUMPY_NAMES
