@@ -24,7 +24,17 @@ import tokenize
 import numpy as np
 
 from .. import runtime, watchdog
-from . import checks, progress_file, registry, rehearsal, report, running, shapes, tracing
+from . import (
+    checks,
+    progress_file,
+    registry,
+    rehearsal,
+    report,
+    running,
+    shapes,
+    submission,
+    tracing,
+)
 
 
 class GradingError(TypeError):
@@ -268,13 +278,19 @@ def _add_hazards(result: report.Report, observation, fn) -> bool:
 
 
 def _explain_with_trace(result, exercise, fn, case) -> None:
-    """After wrong values: add the races the tracer sees, which often explain them."""
+    """After wrong values: the races the tracer sees explain them. Where it sees some, they take
+    the place of the wrong values, which a race makes differ from run to run (one submission,
+    one answer: the tracer's findings do not depend on the schedule)."""
     try:
         observation, _ = _trace(exercise, fn, case)
     except Exception:
         return
-    if observation is not None:
-        _add_hazards(result, observation, fn)
+    found = [] if observation is None else checks.hazards(observation, fn)
+    if any("race" in kind for kind, _ in found):
+        result.findings = [f"Wrong values on {case.label}, and the tracer sees why:"]
+        result.picture_png = None
+    for kind, sentence in found:
+        _fail(result, sentence, kind)
 
 
 def _check_values(result, case, got, writes) -> bool:
@@ -315,6 +331,12 @@ def _grade_kernel(
     refused = shapes.refused(fn)  # what a GPU cannot compile fails in the simulator too
     if refused is not None:
         return _fail(result, refused, "shape")
+    problems = submission.kernel_problems(fn)
+    if problems:
+        _fail(result, "A GPU could not compile your kernel:", "compile")
+        for problem in problems:
+            _fail(result, str(problem), "compile")
+        return result
     gpu = on_gpu()
     cases = exercise.cases(rng, gpu)
     traced = cases[exercise.trace_case]
@@ -419,4 +441,15 @@ def grade(exercise_id, fn, *, seed=None, hidden=None) -> report.Report:
             if exercise.checks and not any(n.startswith("(Values checked") for n in result.notes):
                 sentence += ", and it does what the exercise asks"
         result.findings.insert(0, sentence + ". " + (exercise.next or ""))
+        if exercise.kind == "kernel" and not on_gpu() and SAY_NOT_COMPILED:
+            result.notes.append(NOT_COMPILED)
     return result
+
+
+# A kernel graded here ran in the simulator only: the course's judge also compiles it for a GPU
+# (exercises.judge, which says so itself and turns this off).
+NOT_COMPILED = (
+    "(Checked in the simulator; the course's autograder also compiles it for a GPU, which "
+    "refuses a few things the simulator runs.)"
+)
+SAY_NOT_COMPILED = True

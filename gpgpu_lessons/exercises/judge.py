@@ -168,11 +168,12 @@ def _limit_memory() -> None:  # runs in the child before it starts (POSIX)
 
 
 def exercise_limit_s() -> float:
-    """How long one exercise's grading may take before its child is stopped (a backstop: the
-    watchdog stops each launch first)."""
+    """How long one exercise's grading may take on the clock before its child is stopped: a last
+    resort, generous enough for a machine at any load (the watchdog stops each launch first, by
+    the CPU time it uses, and one that waits for ever after 10 times its limit)."""
     from .. import watchdog
 
-    return max(600.0, 20 * (watchdog.default_limit() or watchdog.DEFAULT_S))
+    return max(3600.0, 100 * (watchdog.default_limit() or watchdog.DEFAULT_S))
 
 
 TIMED_OUT, ENDED = "timed out", "ended"

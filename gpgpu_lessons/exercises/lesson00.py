@@ -15,23 +15,21 @@ TITLE = "Timing GPU code"
 BLOCK = 128
 
 
+def _saxpy_case(rng, n):
+    a = np.float32(rng.uniform(1.5, 2.5))
+    x, y = data.signed(rng, n), data.signed(rng, n)
+    return Case(
+        f"n = {n}",
+        {"a": a, "x": x, "y": y, "out": data.empty(n)},
+        {"out": a * x + y},
+        data.blocks(n, BLOCK),
+        BLOCK,
+        bytes_moved=12 * n,
+    )
+
+
 def _saxpy_cases(rng, gpu):
-    sizes = [1, 300] + ([1_000_003] if gpu else [])
-    cases = []
-    for n in sizes:
-        a = np.float32(rng.uniform(1.5, 2.5))
-        x, y = data.signed(rng, n), data.signed(rng, n)
-        cases.append(
-            Case(
-                f"n = {n}",
-                {"a": a, "x": x, "y": y, "out": data.empty(n)},
-                {"out": a * x + y},
-                data.blocks(n, BLOCK),
-                BLOCK,
-                bytes_moved=12 * n,
-            )
-        )
-    return cases
+    return [_saxpy_case(rng, n) for n in [1, 300] + ([1_000_003] if gpu else [])]
 
 
 def _saxpy_performance(rng):
@@ -70,9 +68,12 @@ def saxpy(a, x, y, out):
 ''',
     params=("a", "x", "y", "out"),
     hints=(
-        "`i = cuda.grid(1)` is this thread's element. The last block has threads with "
-        "`i >= n`: what must they do?",
-        "`if i < out.size:` then `out[i] = a * x[i] + y[i]`.",
+        "`i = cuda.grid(1)` is this thread's element. The grid is rounded up to whole blocks of "
+        "128 threads, so the last block has threads with `i >= n`: what must they do?",
+        "Those threads must do nothing at all, not even read `x[i]`. Compare `i` with the number "
+        "of elements (every array has `.size`) before computing.",
+        "The last element is `n - 1`: a test that lets `i == n` through writes one element past "
+        "the end, and the grader reports which thread did.",
     ),
     cases=_saxpy_cases,
     trace_case=1,
@@ -147,7 +148,10 @@ def saxpy_gbs(n, ms):
     check_function=_check_bandwidth,
     hints=(
         "Count every array element read or written once: x, y and out. `a` is one number.",
-        "`12 * n / (ms * 1e-3) / 1e9`.",
+        "Three arrays of `n` float32 elements, 4 bytes each. Then the units: `ms` is in "
+        "milliseconds, and GB/s is 10^9 bytes per second.",
+        "Check with one of the grader's cases: 2^25 elements in 0.25 ms is about 1611 GB/s. A "
+        "factor 1000 off: the milliseconds were taken for seconds; 7% low: you divided by 2^30.",
     ),
     next="Next: 00.3, a timer that measures the launch instead of the kernel.",
 )
@@ -253,7 +257,10 @@ def time_kernel(run, repeat=10):
     hints=(
         "What does `run()` return to Python: the end of the kernel, or its launch? And what "
         "happens the very first time a kernel is called?",
-        "Call `run()` once before starting the clock, and `cuda.synchronize()` before stopping it.",
+        "A launch only queues the work and returns at once: stop the clock only after the GPU has "
+        "finished everything queued (the `cuda` module has a function that waits for that).",
+        "The first call compiles the kernel (200 ms here): make one call that is not timed, and "
+        "let the GPU finish it before the clock starts, so that none of it is counted.",
     ),
     next="Next: 00.4, CUDA events and the median.",
 )
@@ -332,9 +339,13 @@ def time_events(run, repeat=15):
     kind="function",
     check_function=_check_events,
     hints=(
-        "`start, end = cuda.event(), cuda.event()`; `start.record()`; `run()`; "
-        "`end.record()`; `end.synchronize()`; `start.elapsed_time(end)` is in ms.",
-        "`import statistics` and return `statistics.median(samples)`.",
+        "An event is a mark in the GPU's queue: record one just before the launch and one just "
+        "after it; the time between the two marks is the kernel's own.",
+        "An event has `record()`, `synchronize()` (wait until the GPU has passed it) and "
+        "`elapsed_time(other)` (milliseconds from it to the other). The GPU must have passed the "
+        "end event before you ask for the time.",
+        "One slow launch in five pulls the mean up; the median (the middle sample, once sorted) "
+        "does not. Python's `statistics` module has it.",
     ),
     next="Next: 00.5, a grid-stride loop: one kernel for any n and any grid.",
 )
@@ -343,24 +354,22 @@ def time_events(run, repeat=15):
 GRID = 2
 
 
+def _grid_stride_case(rng, n, grid=GRID, block=64):
+    a = np.float32(rng.uniform(1.5, 2.5))
+    x, y = data.signed(rng, n), data.signed(rng, n)
+    return Case(
+        f"n = {n} with {grid} blocks of {block} threads",
+        {"a": a, "x": x, "y": y, "out": data.empty(n)},
+        {"out": a * x + y},
+        grid,
+        block,
+        bytes_moved=12 * n,
+    )
+
+
 def _grid_stride_cases(rng, gpu):
-    sizes = [1000, 5] + ([1_000_003] if gpu else [])
-    cases = []
-    for n in sizes:
-        a = np.float32(rng.uniform(1.5, 2.5))
-        x, y = data.signed(rng, n), data.signed(rng, n)
-        grid, block = (GRID, 64) if not gpu or n < 10**6 else (264, 256)
-        cases.append(
-            Case(
-                f"n = {n} with {grid} blocks of {block} threads",
-                {"a": a, "x": x, "y": y, "out": data.empty(n)},
-                {"out": a * x + y},
-                grid,
-                block,
-                bytes_moved=12 * n,
-            )
-        )
-    return cases
+    cases = [_grid_stride_case(rng, 1000), _grid_stride_case(rng, 5)]
+    return cases + ([_grid_stride_case(rng, 1_000_003, 264, 256)] if gpu else [])
 
 
 def _grid_stride_performance(rng):
@@ -394,15 +403,18 @@ def saxpy_grid_stride(a, x, y, out):
     """out = a * x + y for any n, with a grid of any size."""
     i = cuda.grid(1)
     stride = 1  # TODO: the number of threads in the grid
-    # TODO: a loop over i, i + stride, ... while inside the arrays
-    if i < out.size:
-        out[i] = a * x[i] + y[i]
+    # TODO: out[j] = a * x[j] + y[j] for j = i, i + stride, i + 2 * stride, ... inside the arrays
 ''',
     params=("a", "x", "y", "out"),
     hints=(
-        "`cuda.gridsize(1)` is the number of threads in a 1-D grid "
-        "(`cuda.blockDim.x * cuda.gridDim.x`).",
-        "`for j in range(i, out.size, cuda.gridsize(1)):` then `out[j] = a * x[j] + y[j]`.",
+        "`cuda.gridsize(1)` is the number of threads in a 1-D grid (`cuda.blockDim.x * "
+        "cuda.gridDim.x`): the stride.",
+        "Python's `range` takes a start, a stop and a step: start at this thread's element, stop "
+        "at the end of the arrays, step by the whole grid. Its stop keeps every thread inside the "
+        "arrays: no separate `if` is needed.",
+        "Each element must be written once. A step of the block size (`cuda.blockDim.x`) makes the "
+        "blocks redo each other's elements; with `n = 5`, most threads run the loop zero times, "
+        "which is right.",
     ),
     cases=_grid_stride_cases,
     trace_case=0,

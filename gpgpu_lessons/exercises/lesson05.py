@@ -18,12 +18,19 @@ THRESHOLD = np.float32(1.2)
 def _ties(values, every, value, name="x") -> str:
     """Set every `every`-th element (the only one, when there is one) to the threshold itself:
     "above" means `>`, and only a tie tells `>` from `>=`. Returns the case's label."""
+    # the two after each tie: right below and right above it (a comparison off by a hair); the
+    # last element: right above (a kernel that skips it, or reads it for threads past the end)
+    below, above = data.next_to(value, values.dtype)
     values[::every] = value
-    ties = values[::every].size
+    values[1::every] = below
+    values[2::every] = above
+    if values.size > 1:
+        values[-1] = above
+    ties, beside = values[::every].size, values[1::every].size + values[2::every].size
     return f"n = {values.size}, " + (
         f"{name}[0] equal to the threshold"
         if values.size == 1
-        else f"{ties} equal to the threshold"
+        else f"{ties} equal to the threshold, {beside} right next to it"
     )
 
 
@@ -52,20 +59,31 @@ def _count_verify(values, threshold):
     return verify
 
 
+def _edges(rng, values, every) -> str:
+    """Values within 1e-3 of the data's edges (0.5, 1.5) from the fourth on; the label's words."""
+    values[3::every] = data.edges(rng, values[3::every].size)
+    return f", {values[3::every].size} within 1e-3 of 0.5 or 1.5" if values.size > 3 else ""
+
+
 def _count_case(rng, n, block=BLOCK):
     x = data.floats(rng, n)
-    label = _ties(x, 5, THRESHOLD)
-    expected = np.array([np.count_nonzero(x > THRESHOLD)], np.int32)
+    edges = _edges(rng, x, 5)
+    return _count_case_of(x, THRESHOLD, _ties(x, 5, THRESHOLD) + edges, block)
+
+
+def _count_case_of(x, threshold, label, block=BLOCK):
+    """The case of 05.1 on these values (the hidden cases choose theirs)."""
+    expected = np.array([np.count_nonzero(x > threshold)], np.int32)
     return Case(
         label,
-        {"x": x, "threshold": THRESHOLD, "count": data.empty(1, np.int32)},
+        {"x": x, "threshold": threshold, "count": data.empty(1, np.int32)},
         {"count": expected},
-        data.blocks(n, block),
+        data.blocks(x.size, block),
         block,
-        verify=_count_verify(x, THRESHOLD),
+        verify=_count_verify(x, threshold),
         zeros=("count",),
         write_once=False,
-        bytes_moved=4 * n,
+        bytes_moved=4 * x.size,
     )
 
 
@@ -91,9 +109,10 @@ def count_above(x, threshold, count):
 ''',
     params=("x", "threshold", "count"),
     hints=(
-        "`count[0] += 1` is three steps (read, add, write); another thread can write between "
-        "your read and your write.",
-        "`cuda.atomic.add(count, 0, 1)`.",
+        "`count[0] += 1` is three steps (read, add, write); another thread can write between your "
+        "read and your write.",
+        "`cuda.atomic.add(array, index, value)` does the three steps as one that no other thread "
+        "can interrupt. It returns the old value, which this exercise does not need.",
     ),
     cases=lambda rng, gpu: (
         [_count_case(rng, 1), _count_case(rng, 300)]
@@ -206,10 +225,11 @@ def warp_sums(x, sums):
 ''',
     params=("x", "sums"),
     hints=(
-        "After the step with offset 16, lane k holds x[k] + x[k + 16]; after 8, four "
-        "elements; ... after 1, lane 0 holds all 32.",
-        "`offset = 16`; `while offset > 0: value += cuda.shfl_down_sync(FULL_MASK, value, "
-        "offset)`; `offset //= 2`. Every lane runs the loop (no `if` around it).",
+        "After the step with offset 16, lane k holds x[k] + x[k + 16]; after 8, four elements; ... "
+        "after 1, lane 0 holds all 32.",
+        "A loop that starts at 16 and halves the offset until it is 0 does the five steps. Every "
+        "lane must run every step: a shuffle that some lanes skip waits for them (the grader "
+        "reports a stuck warp).",
     ),
     cases=lambda rng, gpu: (
         [_warp_sums_case(rng, 40), _warp_sums_case(rng, 300)]
@@ -231,18 +251,22 @@ BRIGHT = 200
 
 def _bright_case(rng, n, block=BLOCK):
     pixels = data.pixels(rng, n)
-    label = _ties(pixels, 5, BRIGHT, "pixels")
-    expected = np.array([np.count_nonzero(pixels > BRIGHT)], np.int32)
+    return _bright_case_of(pixels, BRIGHT, _ties(pixels, 5, BRIGHT, "pixels"), block)
+
+
+def _bright_case_of(pixels, threshold, label, block=BLOCK):
+    """The case of 05.3 on these pixels (the hidden cases choose theirs)."""
+    expected = np.array([np.count_nonzero(pixels > threshold)], np.int32)
     return Case(
         label,
-        {"pixels": pixels, "threshold": np.int32(BRIGHT), "count": data.empty(1, np.int32)},
+        {"pixels": pixels, "threshold": np.int32(threshold), "count": data.empty(1, np.int32)},
         {"count": expected},
-        data.blocks(n, block),
+        data.blocks(pixels.size, block),
         block,
-        verify=_count_verify(pixels, BRIGHT),
+        verify=_count_verify(pixels, threshold),
         zeros=("count",),
         write_once=False,
-        bytes_moved=n,
+        bytes_moved=pixels.size,
     )
 
 
@@ -269,10 +293,12 @@ def count_bright(pixels, threshold, count):
 ''',
     params=("pixels", "threshold", "count"),
     hints=(
-        "`is_bright = i < pixels.size and pixels[i] > threshold` is False past the end, so "
-        "every lane can vote.",
-        "`mask = cuda.ballot_sync(0xFFFFFFFF, is_bright)`; `if cuda.threadIdx.x % 32 == 0: "
-        "cuda.atomic.add(count, 0, cuda.popc(mask))`.",
+        "The ballot needs every lane of the warp: no lane may return early or skip it. A lane past "
+        "the end of `pixels` votes too, with False.",
+        "The ballot returns the same 32-bit mask to every lane. One lane of the warp, lane 0 "
+        "(`cuda.threadIdx.x % 32` is the lane), adds the number of its set bits to `count`; the "
+        "other lanes do no atomic.",
+        "If every lane adds the popcount, the count is 32 times too large: the grader says so.",
     ),
     cases=lambda rng, gpu: (
         [_bright_case(rng, 1), _bright_case(rng, 300)]
@@ -339,11 +365,13 @@ def histogram(values, bins):
 ''',
     params=("values", "bins"),
     hints=(
-        "Three phases, a barrier between each: zero the shared bins (threads t < 16), count "
-        "into them with `cuda.atomic.add` on the shared array, add them to `bins`.",
-        "`local = cuda.shared.array(BINS, int32)`; `t = cuda.threadIdx.x`; `if t < BINS: "
-        "local[t] = 0`; barrier; the loop with `cuda.atomic.add(local, values[j] >> 4, 1)`; "
-        "barrier; `if t < BINS: cuda.atomic.add(bins, t, local[t])`.",
+        "Three phases, a barrier between each: zero the shared bins (threads t < 16), count into "
+        "them with `cuda.atomic.add` on the shared array, add them to `bins`.",
+        "The shared array holds `BINS` int32 counters and starts with garbage: zero it before "
+        "counting. The grid-stride loop stays; only the array it counts into changes.",
+        "In the last phase 16 threads each add one shared bin into the same bin of `bins`, with an "
+        "atomic: the other block adds into it too, and a plain `+=` would lose its counts on a "
+        "GPU.",
     ),
     cases=lambda rng, gpu: (
         [_histogram_case(rng, 5), _histogram_case(rng, 1000)]
@@ -405,11 +433,14 @@ def dot(x, y, out):
 ''',
     params=("x", "y", "out"),
     hints=(
-        "`acc = float32(0)`; the loop adds into `acc`; then `partial = cuda.shared.array(B, "
-        "float32)`, `partial[t] = acc`, a barrier, and lesson 03's tree with sequential "
-        "addressing.",
-        "After the tree (`s = B // 2`; `while s > 0: if t < s: partial[t] += partial[t + s]`; "
-        "barrier; `s //= 2`), `if t == 0: cuda.atomic.add(out, 0, partial[0])`.",
+        "Three stages: each thread sums its products over the grid-stride loop in a local variable "
+        "(a register); the block adds its 64 sums in shared memory; one thread adds the block's "
+        "total to `out[0]`.",
+        "The block's sum is lesson 03's tree with sequential addressing (exercise 03.3), on a "
+        "shared array of `B` floats that each thread fills with its own sum; a barrier after "
+        "filling it and after each step.",
+        "Only thread 0 does the atomic, after the tree, with the total it finds in element 0. Two "
+        "blocks add into `out[0]`: there an atomic is still needed, one per block.",
     ),
     cases=lambda rng, gpu: (
         [_dot_case(rng, 3), _dot_case(rng, 1000)]
@@ -422,6 +453,12 @@ def dot(x, y, out):
 )
 
 KEEP = np.float32(0.9)
+
+
+def _compact_case(rng, n, block=BLOCK, timed_only=False):
+    x = data.floats(rng, n)
+    edges = _edges(rng, x, 6)
+    return _compact_case_of(x, KEEP, _ties(x, 6, KEEP) + edges, block, timed_only)
 
 
 def _compact_slots(got, count: int, kept) -> str:
@@ -461,15 +498,15 @@ def _compact_slots(got, count: int, kept) -> str:
     )
 
 
-def _compact_case(rng, n, block=BLOCK, timed_only=False):
-    x = data.floats(rng, n)
-    label = _ties(x, 6, KEEP)
-    kept = x[x > KEEP] if timed_only else np.sort(x[x > KEEP])
+def _compact_case_of(x, threshold, label, block=BLOCK, timed_only=False):
+    """The case of 05.6 on these values (the hidden cases choose theirs)."""
+    n = x.size
+    kept = x[x > threshold] if timed_only else np.sort(x[x > threshold])
 
     def verify(got):
         count = int(got["count"][0])
         if count != kept.size:
-            ties = int(np.count_nonzero(x == KEEP))
+            ties = int(np.count_nonzero(x == threshold))
             slip = (
                 f": you keep the {ties} element(s) equal to the threshold too; 'above' means "
                 "`>`, not `>=`"
@@ -484,7 +521,7 @@ def _compact_case(rng, n, block=BLOCK, timed_only=False):
 
     return Case(
         label,
-        {"x": x, "threshold": KEEP, "out": data.empty(n), "count": data.empty(1, np.int32)},
+        {"x": x, "threshold": threshold, "out": data.empty(n), "count": data.empty(1, np.int32)},
         {"out": np.zeros(n, np.float32), "count": np.zeros(1, np.int32)},
         data.blocks(n, block),
         block,
@@ -519,12 +556,14 @@ def compact(x, threshold, out, count):
 ''',
     params=("x", "threshold", "out", "count"),
     hints=(
-        "The rank of lane `l` among the kept lanes is `cuda.popc(ballot & ((1 << l) - 1))`: "
-        "the kept lanes below it.",
-        "`keep = i < x.size and x[i] > threshold`; `ballot = cuda.ballot_sync(0xFFFFFFFF, "
-        "keep)`; `base = 0`; `if lane == 0: base = cuda.atomic.add(count, 0, "
-        "cuda.popc(ballot))`; `base = cuda.shfl_sync(0xFFFFFFFF, base, 0)`; `if keep: "
-        "out[base + cuda.popc(ballot & ((1 << lane) - 1))] = x[i]`.",
+        "Every lane votes (past the end of `x` too, with False): the ballot has one bit per kept "
+        "element of the warp, and `cuda.popc` of it is the number of slots the warp needs.",
+        "Only lane 0 does the atomic; its result, the warp's first slot, is in lane 0 alone: "
+        "`cuda.shfl_sync(mask, value, 0)` hands lane 0's value to every lane. Every lane runs the "
+        "shuffle, so give the other lanes a value to pass in too.",
+        "A kept lane's slot is the warp's first slot plus the number of kept lanes below it: `(1 "
+        "<< lane) - 1` has a bit for each lane below this one; AND it with the ballot and count "
+        "the bits.",
     ),
     cases=lambda rng, gpu: (
         [_compact_case(rng, 1), _compact_case(rng, 300)]

@@ -58,7 +58,11 @@ def test_no_array_shape_is_an_expression():
 
 def test_the_marked_exceptions_are_the_grader_tests():
     marked = {where for where, *_, is_marked in _calls() if is_marked}
-    assert marked == {"tests/exercises/wrong_answers.py", "tests/exercises/test_array_shapes.py"}
+    assert marked == {
+        "tests/exercises/wrong_answers.py",
+        "tests/exercises/test_array_shapes.py",
+        "tests/exercises/test_feedback_cases.py",
+    }
 
 
 def test_the_scan_sees_an_expression_inside_a_tuple_and_not_a_constant():

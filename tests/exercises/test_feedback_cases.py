@@ -334,7 +334,7 @@ def test_a_shared_array_sized_by_a_variable_in_an_expression_keeps_it_off_module
     @cuda.jit
     def smooth(a, out):
         n = cuda.blockDim.x
-        tile = cuda.shared.array(n + 2, float32)
+        tile = cuda.shared.array(n + 2, float32)  # wrong on purpose: expression shape
         tile[cuda.threadIdx.x] = a[0]
         out[0] = tile[0]
 

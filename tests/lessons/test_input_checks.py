@@ -1,7 +1,6 @@
 """Issue 24's input checks: lesson 00's empty launch names CUDA's grid and block limits before
 the simulator materialises a grid it cannot hold, and lesson 03's 2-D FFT names a wrong rank."""
 
-
 import numpy as np
 import pytest
 
