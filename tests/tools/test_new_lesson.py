@@ -34,7 +34,8 @@ def copy_of_the_repository(target: Path) -> Path:
 @pytest.mark.slow
 def test_a_new_lesson_passes_its_tests(tmp_path):
     root = copy_of_the_repository(tmp_path / "repo")
-    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{root / 'tools'}"}
+    paths = (root, root / "tools", root / "instructor")  # the copy, not the editable installs
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, paths))}
     made = subprocess.run(
         [sys.executable, "-m", "gpgpu_tools.new_lesson", "06", "warp_votes", "--root", str(root)],
         cwd=root,

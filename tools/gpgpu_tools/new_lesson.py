@@ -4,7 +4,8 @@ Writes the lesson package `gpgpu_lessons/lNN_NAME/` (a textbook kernel and its w
 the bench family that `python -m gpgpu_tools.bench` finds in its bench.py), the
 notebook `notebooks/NN_NAME.ipynb` (slide metadata, notes on every slide, an Appendix and a
 Sources slide; marked as a draft until a GPU run stores its outputs), an exercise module
-`gpgpu_lessons/exercises/lessonNN.py` with its reference solution, and
+`gpgpu_lessons/exercises/lessonNN.py` with its reference solution (in the instructor package,
+`instructor/gpgpu_instructor/solutions/lessonNN.py`), and
 `tests/lessons/test_lNN_NAME.py`; then it appends the exercise cells to the notebook. Its tests
 pass as written; CONTRIBUTING.md says what to fill in.
 """
