@@ -19,6 +19,8 @@ SLOWEST_FIRST = (
     "tests/tools/test_ptx.py",  # 130 s: every kernel compiled to PTX, in one subprocess (0 s)
     "tests/exercises/test_export.py",  # 96 s: otter assign and otter run, end to end (1 s)
     "tests/exercises/test_export_nbgrader.py",  # 65 s: nbgrader autograde, end to end (0 s)
+    "tests/exercises/test_hidden_cases.py",  # 116 s, 62 s of CPU (a loaded machine)
+    "tests/exercises/test_judge.py",  # 41 s: children grading, one that hangs for 30 s
     "notebooks/04_constant_memory.ipynb",  # 30 s
     "tests/core/test_wrapper_contract.py",  # 25 s
     "notebooks/05_atomics_vs_reduction.ipynb",  # 23 s
