@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import json
 import os
 import re
@@ -342,18 +343,24 @@ def _compiled(jobs: list[Job], verdicts: list[Verdict]) -> list[Verdict]:
 # --- the child ----------------------------------------------------------------------------
 
 
+@functools.cache
+def _hidden_module(path: str):
+    """The autograder's file of hidden cases, run once per child however many jobs use it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpgpu_hidden_cases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _hidden_cases(job: Job):
     """The autograder's cases for this exercise (a function of gpu), or None."""
     if not job.hidden:
         return None
-    import importlib.util
-
     import numpy as np
 
-    spec = importlib.util.spec_from_file_location("gpgpu_hidden_cases", job.hidden)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    make = getattr(module, "HIDDEN", {}).get(job.id)
+    make = getattr(_hidden_module(job.hidden), "HIDDEN", {}).get(job.id)
     if make is None:
         return None
     return lambda gpu: make(np.random.default_rng(job.hidden_seed), gpu)
